@@ -1,0 +1,1 @@
+# Versioned SQL of tracedb, shipped inside the package as tracedb.sql.

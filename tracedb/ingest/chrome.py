@@ -1,0 +1,217 @@
+"""Streaming reader of Chrome-trace JSON (Kineto / PyTorch profiler and friends).
+
+ijson (yajl2_c backend) builds one event at a time with exact numbers (Decimal); each event is
+checked, its times converted to integer nanoseconds, routed to the table that models it, and
+appended to column batches handed to the writer. Events that cannot be typed go to
+rejected_events with the reason. Peak memory is one batch, whatever the trace size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
+from typing import Callable
+
+import ijson
+
+from ..errors import BadTraceFile, TracedbError
+from ..jsontext import dumps as json_text
+from ..jsontext import fast_dumps
+from .layout import TopLevelCapture
+from .source import TraceStream
+
+BATCH_EVENTS = 50_000
+READ_CHUNK = 1 << 20
+INT64_MAX = (1 << 63) - 1
+
+# Columns of one staging batch. Python keeps only what needs exact arithmetic (times) or exact
+# text (args); routing, fields and typed args are derived in SQL (sql/ingest/chrome_split.sql).
+STAGING_COLUMNS = ("event_id", "ts_ns", "dur_ns", "args", "rest")
+_MISSING = object()
+
+
+class RejectedEvent(Exception):
+    """An event that cannot be typed; it goes to rejected_events with this reason."""
+
+
+_THOUSAND = Decimal(1000)
+
+
+def to_ns(value, key: str) -> int | None:
+    """Exact integer nanoseconds from a microsecond value: int, Decimal or numeric string."""
+    if value is None:
+        return None
+    kind = type(value)
+    if kind is int:
+        ns = value * 1000
+    elif kind is Decimal or kind is str:
+        try:
+            d = value if kind is Decimal else Decimal(value.strip())
+        except InvalidOperation:
+            raise RejectedEvent(f"{key} is not a number: {value!r:.60}") from None
+        if not d.is_finite():
+            raise RejectedEvent(f"{key} is not a finite number: {value!r:.60}")
+        q = d * _THOUSAND
+        ns = int(q)
+        if q != ns:  # sub-nanosecond digits: round half to even
+            ns = int(q.to_integral_value(rounding=ROUND_HALF_EVEN))
+    else:
+        raise RejectedEvent(f"{key} is not a number: {json_text(value)[:60]}")
+    if not -INT64_MAX <= ns <= INT64_MAX:
+        raise RejectedEvent(f"{key} {value} µs is beyond the 64-bit nanosecond range")
+    return ns
+
+
+@dataclass
+class ChromeResult:
+    event_count: int = 0
+    rejected: int = 0
+    complete: bool = True
+    problem: str | None = None
+    metadata: list[tuple[str, object]] = field(default_factory=list)
+
+
+def _start_kind(stream: TraceStream) -> str:
+    head = stream.peek_start(4096).lstrip(b" \t\r\n\xef\xbb\xbf")
+    if not head:
+        raise BadTraceFile(stream.path, "empty file (only whitespace)")
+    first = head[:1]
+    if first in (b"{", b"["):
+        return "object" if first == b"{" else "array"
+    snippet = head[:40].decode("utf-8", "replace").splitlines()[0]
+    if b"," in head.split(b"\n", 1)[0] and not head.startswith((b"{", b"[")):
+        raise BadTraceFile(stream.path, f"not JSON: looks like CSV (starts with {snippet!r})")
+    raise BadTraceFile(stream.path, f"not JSON: starts with {snippet!r}")
+
+
+def read_chrome_trace(stream: TraceStream, emit: Callable[[dict], None],
+                      on_progress: Callable[[int], None] | None = None,
+                      batch_events: int = BATCH_EVENTS) -> ChromeResult:
+    """Stream every event of a Chrome trace into column batches passed to emit().
+
+    Raises BadTraceFile when the file is not a trace at all; a trace that breaks off (truncation,
+    JSON syntax error) keeps its complete events and is reported incomplete.
+    """
+    kind = _start_kind(stream)
+    capture = TopLevelCapture()
+    stream.observer = capture
+    prefix = "traceEvents.item" if kind == "object" else "item"
+    result = ChromeResult()
+
+    cols: dict[str, list] = {c: [] for c in STAGING_COLUMNS}
+    a_id, a_ts, a_dur, a_args, a_rest = (cols[c].append for c in STAGING_COLUMNS)
+    rejected: dict[str, list] = {"event_id": [], "reason": [], "raw": []}
+    n_batch = 0
+    index = -1
+    has_event = False
+    mark = capture.mark_event
+
+    def flush() -> None:
+        nonlocal rejected, n_batch
+        emit({"staging": cols, "rejected": rejected})  # consumed before returning
+        for lst in cols.values():
+            lst.clear()
+        rejected = {"event_id": [], "reason": [], "raw": []}
+        n_batch = 0
+
+    items = ijson.items(stream, prefix, use_float=False, buf_size=READ_CHUNK)
+    try:
+        for index, ev in enumerate(items):
+            mark()
+            n_batch += 1
+            if type(ev) is not dict:
+                _reject(rejected, index, "event is not a JSON object", ev)
+                result.rejected += 1
+                continue
+            # ts, dur and args leave the dict here; rest is whatever remains (ph, cat, name, ...).
+            ts = ev.pop("ts", _MISSING)
+            dur = ev.pop("dur", _MISSING)
+            args = ev.pop("args", _MISSING)
+            try:
+                ts_ns = None if ts is _MISSING else to_ns(ts, "ts")
+                if dur is _MISSING:
+                    dur_ns = None
+                elif dur is None:
+                    raise RejectedEvent("dur is null")
+                else:
+                    dur_ns = to_ns(dur, "dur")
+                    if dur_ns < 0:
+                        raise RejectedEvent(f"dur is negative ({dur})")
+                try:
+                    # decode() also drops orjson's 4 KB over-allocation of each result
+                    args_text = None if args is _MISSING else fast_dumps(args).decode()
+                    rest = fast_dumps(ev).decode()
+                except TypeError as exc:
+                    raise RejectedEvent(_encode_problem(exc)) from None
+            except RejectedEvent as exc:
+                for key, value in (("ts", ts), ("dur", dur), ("args", args)):
+                    if value is not _MISSING:
+                        ev[key] = value
+                _reject(rejected, index, str(exc), ev)
+                result.rejected += 1
+                continue
+            has_event = has_event or "ph" in ev
+            a_id(index)
+            a_ts(ts_ns)
+            a_dur(dur_ns)
+            a_args(args_text)
+            a_rest(rest)
+            if n_batch >= batch_events:
+                flush()
+                if on_progress:
+                    on_progress(index + 1)
+    except ijson.common.JSONError as exc:
+        result.complete = False
+        result.problem = _break_problem(stream, index, exc)
+    if stream.read_error:
+        result.complete = False
+        result.problem = f"after event {index}: {stream.read_error}"
+    result.event_count = index + 1
+    if n_batch:
+        flush()
+    if on_progress:
+        on_progress(result.event_count)
+
+    capture.finish(result.complete)
+    if capture.kind == "object" and capture.events_start is None:
+        raise BadTraceFile(stream.path, capture.problem or "JSON object without a traceEvents list: not a trace")
+    if result.event_count == 0 and not result.complete:
+        raise BadTraceFile(stream.path, f"no complete event: {result.problem}")
+    if kind == "array" and not has_event:
+        raise BadTraceFile(stream.path, "JSON array without trace events (no object with a ph key): not a trace")
+    if capture.problem and result.complete:
+        result.complete = False
+        result.problem = capture.problem
+    result.metadata = capture.metadata()
+    return result
+
+
+def _reject(rejected: dict, index: int, reason: str, event) -> None:
+    rejected["event_id"].append(index)
+    rejected["reason"].append(reason)
+    rejected["raw"].append(json_text(event))
+
+
+def _encode_problem(exc: TypeError) -> str:
+    text = str(exc)
+    if "64-bit" in text:
+        return "integer beyond 64 bits"
+    if "Recursion" in text:
+        return "args nested too deeply (more than 254 levels)"
+    return f"cannot encode event: {text}"
+
+
+def _break_problem(stream: TraceStream, index: int, exc: Exception) -> str:
+    message = " ".join(str(exc).split())
+    if "premature EOF" in message or "Incomplete or empty" in message:
+        what = "file ends early (truncated)"
+    else:
+        what = "JSON error"
+    return f"{what} after event {index} (near byte {stream.offset} of the JSON text): {message[:200]}"
+
+
+def require_c_backend() -> None:
+    if ijson.backend not in ("yajl2_c",):
+        raise TracedbError(
+            f"ijson's C backend (yajl2_c) is not available (found {ijson.backend}); "
+            "reinstall ijson from a wheel for this platform: pip install --force-reinstall ijson")

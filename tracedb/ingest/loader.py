@@ -1,0 +1,133 @@
+"""Loading one trace file into the database: one transaction per file, idempotent by content.
+
+A file that fails part way, or a Ctrl-C, rolls the transaction back: the database is exactly as
+it was. Identical content (same SHA-256) is skipped unless replace is asked for.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import duckdb
+
+from .. import __version__, sqlfiles
+from ..db import run_with_params
+from ..errors import TracedbError
+from ..jsontext import dumps as json_text
+from .chrome import ChromeResult, read_chrome_trace, require_c_backend
+from .source import TraceStream, check_file, sha256_of
+from .writer import BatchWriter
+
+_TRACE_SUFFIXES = (".gz", ".json", ".trace", ".pt")
+
+
+def default_name(path: Path) -> str:
+    """File name without trace suffixes: h100.pt.trace.json.gz -> h100."""
+    name = path.name
+    while True:
+        lower = name.lower()
+        for suffix in _TRACE_SUFFIXES:
+            if lower.endswith(suffix) and len(name) > len(suffix):
+                name = name[: -len(suffix)]
+                break
+        else:
+            return name
+
+
+@dataclass
+class LoadOutcome:
+    path: Path
+    name: str
+    status: str  # loaded, replaced, skipped
+    trace_id: int | None = None
+    events: int = 0
+    rejected: int = 0
+    complete: bool = True
+    problem: str | None = None
+    platform: str | None = None
+    seconds: float = 0.0
+    file_bytes: int = 0
+    note: str | None = None
+
+
+ProgressFn = Callable[[int, int], None]  # (disk bytes read, events so far)
+
+
+def load_file(con: duckdb.DuckDBPyConnection, path: str | Path, *, name: str | None = None,
+              replace: bool = False, progress: ProgressFn | None = None) -> LoadOutcome:
+    path = Path(path)
+    size = check_file(path)
+    require_c_backend()
+    name = name or default_name(path)
+    digest = sha256_of(path)
+
+    same = con.execute("SELECT name FROM traces WHERE sha256 = ? ORDER BY trace_id LIMIT 1", [digest]).fetchone()
+    if same and not replace:
+        return LoadOutcome(path, same[0], "skipped", file_bytes=size,
+                           note=f"identical content already loaded as {same[0]!r} (use --replace to load again)")
+    clash = con.execute("SELECT trace_id FROM traces WHERE name = ?", [name]).fetchone()
+    if clash and not replace:
+        raise TracedbError(f"{path}: a trace named {name!r} already exists; choose another --name or use --replace")
+
+    started = time.perf_counter()
+    con.execute("BEGIN TRANSACTION")
+    writer = None
+    try:
+        if clash:
+            delete_trace(con, clash[0])
+        trace_id = con.execute("SELECT nextval('trace_ids')").fetchone()[0]
+        con.execute(
+            "INSERT INTO traces (trace_id, name, source_path, sha256, file_bytes, format, tracedb_version) "
+            "VALUES (?, ?, ?, ?, ?, 'kineto', ?)",
+            [trace_id, name, str(path.resolve()), digest, size, __version__])
+        writer = BatchWriter(con, trace_id, "ingest/chrome_split.sql")
+        stream = TraceStream(path)
+        try:
+            on_events = (lambda n: progress(stream.disk.bytes_read, n)) if progress else None
+            result = read_chrome_trace(stream, writer.put, on_events)
+        finally:
+            stream.close()
+        writer.close()
+        writer = None
+        _store_metadata(con, trace_id, result)
+        run_with_params(con, sqlfiles.split_statements(sqlfiles.read("ingest/chrome_finish.sql")),
+                        {"trace_id": trace_id})
+        seconds = time.perf_counter() - started
+        con.execute(
+            "UPDATE traces SET event_count = ?, rejected_count = ?, complete = ?, problem = ?, "
+            "loaded_at = now()::TIMESTAMP, load_seconds = ? WHERE trace_id = ?",
+            [result.event_count, result.rejected, result.complete, result.problem, seconds, trace_id])
+        platform = con.execute("SELECT platform FROM traces WHERE trace_id = ?", [trace_id]).fetchone()[0]
+        con.execute("COMMIT")
+    except BaseException:
+        if writer is not None:
+            writer.abort()
+        con.execute("ROLLBACK")
+        raise
+    return LoadOutcome(path, name, "replaced" if clash else "loaded", trace_id, result.event_count,
+                       result.rejected, result.complete, result.problem, platform, seconds, size)
+
+
+def _store_metadata(con: duckdb.DuckDBPyConnection, trace_id: int, result: ChromeResult) -> None:
+    rows = [(trace_id, i, key, json_text(value)) for i, (key, value) in enumerate(result.metadata)]
+    if rows:
+        con.executemany("INSERT INTO trace_metadata VALUES (?, ?, ?, ?)", rows)
+
+
+def trace_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Every base table holding per-trace rows (it has a trace_id column)."""
+    return [r[0] for r in con.execute(
+        "SELECT DISTINCT c.table_name FROM duckdb_columns() c JOIN duckdb_tables() t "
+        "ON t.table_name = c.table_name AND t.schema_name = c.schema_name "
+        "WHERE c.column_name = 'trace_id' AND c.schema_name = 'main' ORDER BY 1").fetchall()]
+
+
+def delete_trace(con: duckdb.DuckDBPyConnection, trace_id: int) -> None:
+    """Remove a trace and all its rows (the caller owns the transaction)."""
+    for table in trace_tables(con):
+        if table != "traces":
+            con.execute(f"DELETE FROM {table} WHERE trace_id = ?", [trace_id])
+    con.execute("DELETE FROM traces WHERE trace_id = ?", [trace_id])

@@ -1,0 +1,91 @@
+"""Batched, columnar writes into the load's transaction, overlapping the parse.
+
+The parser hands over one batch of columns at a time; the batch becomes an Arrow table in the
+parser's thread (cheap, and it frees the Python lists), and a writer thread registers it as
+_staging_events and runs the split statements of sql/ingest. DuckDB releases the GIL while it
+works, so the next batch parses meanwhile. The queue holds at most two batches, which bounds
+memory.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+
+import duckdb
+import pyarrow as pa
+
+from .. import sqlfiles
+from ..db import run_with_params
+
+STAGING_SCHEMA = pa.schema([
+    ("event_id", pa.int64()), ("ts_ns", pa.int64()), ("dur_ns", pa.int64()), ("args", pa.string()),
+    ("rest", pa.string()),
+])
+REJECTED_SCHEMA = pa.schema([("event_id", pa.int64()), ("reason", pa.string()), ("raw", pa.string())])
+
+_STOP = object()
+
+
+class BatchWriter:
+    """Writes staging batches of one trace through a background thread."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, trace_id: int, split_sql: str):
+        self.con = con
+        self.trace_id = trace_id
+        self.statements = sqlfiles.split_statements(sqlfiles.read(split_sql))
+        self._queue: queue.Queue = queue.Queue(maxsize=2)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="tracedb-writer", daemon=True)
+        self._thread.start()
+
+    def put(self, batch: dict) -> None:
+        """Queue one batch: {"staging": columns, "rejected": columns} (lists are copied)."""
+        if self._error:
+            raise self._error
+        staging = pa.table(batch["staging"], schema=STAGING_SCHEMA)
+        rejected = pa.table(batch["rejected"], schema=REJECTED_SCHEMA) if batch["rejected"]["event_id"] else None
+        self._queue.put((staging, rejected))
+
+    def close(self) -> None:
+        """Wait for every queued batch; re-raise the writer's error, if any."""
+        self._queue.put(_STOP)
+        self._thread.join()
+        if self._error:
+            raise self._error
+
+    def abort(self) -> None:
+        """Stop without waiting for pending batches (the transaction is being rolled back)."""
+        while True:
+            try:
+                self._queue.get_nowait()
+            except queue.Empty:
+                break
+        self._queue.put(_STOP)
+        self._thread.join()
+
+    def _run(self) -> None:
+        params = {"trace_id": self.trace_id}
+        while True:
+            item = self._queue.get()
+            if item is _STOP:
+                return
+            if self._error:
+                continue
+            staging, rejected = item
+            try:
+                if staging.num_rows:
+                    self.con.register("_staging_events", staging)
+                    try:
+                        run_with_params(self.con, self.statements, params)
+                    finally:
+                        self.con.unregister("_staging_events")
+                if rejected is not None:
+                    self.con.register("_rejected_batch", rejected)
+                    try:
+                        self.con.execute("INSERT INTO rejected_events SELECT $trace_id, event_id, reason, raw "
+                                         "FROM _rejected_batch", params)
+                    finally:
+                        self.con.unregister("_rejected_batch")
+            except BaseException as exc:  # reported to the parser thread by put()/close()
+                self._error = exc

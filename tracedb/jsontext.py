@@ -1,0 +1,73 @@
+"""JSON text of values parsed with exact numbers (Decimal), whatever their size or depth."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+import orjson
+
+
+def _fragment(value):
+    if isinstance(value, Decimal):
+        return orjson.Fragment(str(value))
+    raise TypeError(f"cannot encode {type(value).__name__}")
+
+
+def fast_dumps(value) -> bytes:
+    """orjson encoding keeping Decimal digits as written. Raises TypeError for integers beyond
+    64 bits and for nesting deeper than orjson's limit (254 levels)."""
+    return orjson.dumps(value, default=_fragment)
+
+
+def loads_exact(data: bytes | str):
+    """Parse JSON keeping every number exact: big integers as int, fractions as Decimal."""
+    return json.loads(data, parse_float=Decimal)
+
+
+def dumps(value) -> str:
+    """JSON text of any parsed value: Decimals and big integers exactly, any nesting depth."""
+    try:
+        return fast_dumps(value).decode()
+    except TypeError:
+        return _dumps_iterative(value)
+
+
+def _dumps_iterative(value) -> str:
+    out: list[str] = []
+    stack: list = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _Raw):
+            out.append(item.text)
+        elif isinstance(item, dict):
+            out.append("{")
+            parts: list = []
+            for i, (k, v) in enumerate(item.items()):
+                parts.append(_Raw(("," if i else "") + json.dumps(str(k)) + ":"))
+                parts.append(v)
+            parts.append(_Raw("}"))
+            stack.extend(reversed(parts))
+        elif isinstance(item, (list, tuple)):
+            out.append("[")
+            parts = []
+            for i, v in enumerate(item):
+                if i:
+                    parts.append(_Raw(","))
+                parts.append(v)
+            parts.append(_Raw("]"))
+            stack.extend(reversed(parts))
+        elif isinstance(item, Decimal):
+            out.append(str(item))
+        elif item is None or isinstance(item, (bool, int, float, str)):
+            out.append(json.dumps(item))
+        else:
+            out.append(json.dumps(str(item)))
+    return "".join(out)
+
+
+class _Raw:
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
