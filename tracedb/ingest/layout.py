@@ -87,7 +87,8 @@ class TopLevelCapture:
                 continue
             self.head_meta = head
             self.events_start = self._head_offset + m.end()
-            self._chunks = [(self.events_start, bytes(self._head[m.end():]))]
+            # keep the "[" itself: an empty list closes right after it
+            self._chunks = [(self.events_start - 1, bytes(self._head[m.end() - 1:]))]
             self._keep_from = self.events_start
             self._head = bytearray()
             return

@@ -68,16 +68,18 @@ class CountingFile(io.RawIOBase):
 class TraceStream(io.RawIOBase):
     """The decompressed bytes of a trace file, read in chunks.
 
-    Tracks the offset of the decompressed stream (for error positions) and hands every chunk
-    to an optional observer (the metadata capture), and turns gzip/zlib errors into BadTraceFile
-    or, once data has been read, into a truncation the caller can handle.
+    Tracks the offset in the decompressed stream (for error positions), hands every chunk to an
+    optional observer (the metadata capture), and decompresses gzip itself (zlib, member by
+    member) so that a stream cut short still yields every byte before the cut: a truncated
+    .gz is a truncated trace, not a lost one.
     """
 
     def __init__(self, path: Path):
         self.path = path
         self.disk = CountingFile(open(path, "rb"))
         self.compressed = is_gzip(path)
-        self._inner = gzip.GzipFile(fileobj=self.disk, mode="rb") if self.compressed else self.disk
+        self._zlib = zlib.decompressobj(wbits=47) if self.compressed else None
+        self._eof = False
         self.offset = 0
         self.observer = None
         self.read_error: str | None = None
@@ -88,18 +90,41 @@ class TraceStream(io.RawIOBase):
     def read(self, size: int = -1) -> bytes:
         if self.read_error or size == 0:
             return b""
-        try:
-            chunk = self._inner.read(size if size and size > 0 else 1 << 20)
-        except (EOFError, gzip.BadGzipFile, zlib.error, OSError) as exc:
-            if self.offset == 0:
-                raise BadTraceFile(self.path, f"corrupt gzip data: {exc}") from None
-            # A gzip stream cut short: treat like a truncated trace.
-            self.read_error = f"compressed data ends early or is corrupt at byte {self.offset}: {exc}"
-            return b""
+        size = size if size and size > 0 else 1 << 20
+        chunk = self._read_plain(size) if self._zlib is None else self._read_gzip(size)
         if chunk and self.observer is not None:
             self.observer(chunk, self.offset)
         self.offset += len(chunk)
         return chunk
+
+    def _read_plain(self, size: int) -> bytes:
+        return _read_exact(self.disk, size)
+
+    def _read_gzip(self, size: int) -> bytes:
+        out = b""
+        while not out and not self._eof:
+            raw = _read_exact(self.disk, 1 << 18)
+            try:
+                if not raw:
+                    out = self._zlib.flush()
+                    if not self._zlib.eof:
+                        self._stop("compressed data ends early (truncated gzip)")
+                    self._eof = True
+                    break
+                out = self._zlib.decompress(raw)
+                while self._zlib.eof and self._zlib.unused_data:  # next gzip member
+                    rest = self._zlib.unused_data
+                    self._zlib = zlib.decompressobj(wbits=47)
+                    out += self._zlib.decompress(rest)
+            except zlib.error as exc:
+                self._stop(f"corrupt gzip data: {exc}")
+                break
+        return out
+
+    def _stop(self, problem: str) -> None:
+        if self.offset == 0:
+            raise BadTraceFile(self.path, problem)
+        self.read_error = f"{problem} at byte {self.offset} of the JSON text"
 
     def readinto(self, buffer) -> int:
         data = self.read(len(buffer))
@@ -125,10 +150,12 @@ class TraceStream(io.RawIOBase):
             return data
 
     def close(self) -> None:
-        try:
-            if self._inner is not self.disk:
-                self._inner.close()
-        finally:
-            self.disk.close()
-            super().close()
+        self.disk.close()
+        super().close()
+
+
+def _read_exact(f, size: int) -> bytes:
+    buf = bytearray(size)
+    n = f.readinto(buf)
+    return bytes(buf[:n]) if n != size else bytes(buf)
 

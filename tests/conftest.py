@@ -1,0 +1,66 @@
+"""Shared helpers: fixture paths, fresh databases, building small traces, running the CLI."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tracedb.db import open_db
+from tracedb.ingest.loader import load_file
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(os.environ.get("TRACEDB_FIXTURES", ROOT.parent / "shared" / "fixtures"))
+KINETO = sorted((FIXTURES / "kineto").glob("*.json.gz"))
+
+
+def read_fixture(path: Path):
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return json.load(f)
+
+
+@pytest.fixture
+def db_path(tmp_path) -> Path:
+    return tmp_path / "test.duckdb"
+
+
+@pytest.fixture
+def con(db_path):
+    c = open_db(db_path)
+    yield c
+    c.close()
+
+
+def write_trace(path: Path, events, **metadata) -> Path:
+    """A Kineto-style trace file: metadata keys around traceEvents (as json text)."""
+    body = {"schemaVersion": 1, **{k: v for k, v in metadata.items() if not k.startswith("after_")},
+            "traceEvents": events}
+    body.update({k[len("after_"):]: v for k, v in metadata.items() if k.startswith("after_")})
+    path.write_text(json.dumps(body))
+    return path
+
+
+def run_cli(*args, db: Path | None = None, env=None, check=False) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "tracedb.cli", *map(str, args)]
+    if db is not None:
+        cmd += ["--db", str(db)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=120)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{cmd} failed: {proc.stderr}")
+    return proc
+
+
+def load(con, path, **kw):
+    return load_file(con, path, **kw)
+
+
+def table_counts(con) -> dict[str, int]:
+    """Row count of every base table: a fingerprint of the database's content."""
+    tables = [r[0] for r in con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND NOT temporary").fetchall()]
+    return {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}

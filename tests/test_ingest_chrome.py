@@ -1,0 +1,172 @@
+"""Chrome-trace ingestion on small traces built here, where the right answer is known exactly."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from conftest import KINETO, load, write_trace
+
+
+def test_epoch_scale_fractional_timestamps_are_exact(con, tmp_path):
+    path = tmp_path / "t.json"
+    # Written as raw text so the digits are exactly these (a float could not hold them).
+    path.write_text('{"traceEvents": ['
+                    '{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, '
+                    '"ts": 1736413971558972.912, "dur": 1.001},'
+                    '{"ph": "X", "cat": "kernel", "name": "k2", "pid": 0, "tid": 7, '
+                    '"ts": "1699529622790614.8", "dur": "2"},'
+                    '{"ph": "X", "cat": "kernel", "name": "k3", "pid": 0, "tid": 7, "ts": 3676599926928, "dur": 0},'
+                    '{"ph": "X", "cat": "kernel", "name": "k4", "pid": 0, "tid": 7, "ts": 1.0005, "dur": 0.0004}'
+                    ']}')
+    out = load(con, path)
+    assert out.rejected == 0
+    rows = con.execute("SELECT name, ts_ns, dur_ns FROM kernels ORDER BY kernel_id").fetchall()
+    assert rows == [("k", 1736413971558972912, 1001), ("k2", 1699529622790614800, 2000),
+                    ("k3", 3676599926928000, 0), ("k4", 1000, 0)]  # sub-ns: half to even
+
+
+def test_metadata_before_and_after_events(con, tmp_path):
+    path = write_trace(tmp_path / "m.json",
+                       [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1, "dur": 2}],
+                       deviceProperties=[{"id": 0, "name": "AMD Instinct MI300X", "warpSize": 64}],
+                       roctracer_version=4,
+                       after_traceName="x]y", after_list=[{"a": [1, 2]}], after_big=123456789012345678901234567890)
+    out = load(con, path)
+    assert out.platform == "AMD"
+    rows = con.execute("SELECT key, value FROM trace_metadata ORDER BY position").fetchall()
+    assert [r[0] for r in rows] == ["schemaVersion", "deviceProperties", "roctracer_version", "traceName",
+                                    "list", "big"]
+    assert rows[-1][1] == "123456789012345678901234567890"  # exact, not a float
+    assert json.loads(rows[3][1]) == "x]y"
+    assert con.execute("SELECT device_name FROM traces").fetchone()[0] == "AMD Instinct MI300X"
+
+
+def test_bare_array_every_phase_and_string_pids(con, tmp_path):
+    events = [
+        {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10, "dur": 5,
+         "args": {"correlation": 3, "stream": 7, "device": 0}},
+        {"ph": "B", "name": "begin", "pid": "Spans", "tid": "PyTorch Profiler", "ts": 1},
+        {"ph": "E", "name": "begin", "pid": "Spans", "tid": "PyTorch Profiler", "ts": 2},
+        {"ph": "i", "name": "Iteration Start", "s": "g", "pid": "Traces", "tid": "Trace", "ts": 3},
+        {"ph": "I", "cat": "marker", "name": "mark", "pid": 1, "tid": 1, "ts": 4},
+        {"ph": "s", "id": 3, "cat": "ac2g", "name": "ac2g", "pid": 1, "tid": 1, "ts": 5},
+        {"ph": "t", "id": 3, "cat": "ac2g", "name": "ac2g", "pid": 1, "tid": 1, "ts": 6},
+        {"ph": "f", "id": 3, "cat": "ac2g", "name": "ac2g", "pid": 0, "tid": 7, "ts": 10, "bp": "e"},
+        {"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "python3"}},
+        {"ph": "C", "name": "memory", "pid": 1, "ts": 7, "args": {"allocated": 10, "reserved": 20.5}},
+        {"ph": "X", "cat": "overhead", "name": "Overhead", "pid": 1, "tid": 1, "ts": 8, "dur": 1},
+        {"ph": "X", "name": "no category", "pid": 1, "tid": 1, "ts": 9, "dur": 1, "custom": {"k": 1}},
+    ]
+    path = tmp_path / "bare.json"
+    path.write_text(json.dumps(events))
+    out = load(con, path)
+    assert out.events == 12 and out.rejected == 0 and out.complete
+    tables = [r[0] for r in con.execute("SELECT table_name FROM all_events ORDER BY event_id").fetchall()]
+    assert tables == ["kernels", "other_events", "other_events", "instants", "instants", "flows", "flows", "flows",
+                      "metadata_events", "counters", "other_events", "other_events"]
+    assert con.execute("SELECT pid, tid FROM other_events WHERE event_id = 1").fetchone() == ("Spans", "PyTorch Profiler")
+    assert con.execute("SELECT scope FROM instants WHERE event_id = 3").fetchone()[0] == "g"
+    assert con.execute("SELECT flow_id, bp FROM flows WHERE event_id = 7").fetchone() == ("3", "e")
+    assert json.loads(con.execute("SELECT extra FROM other_events WHERE event_id = 11").fetchone()[0]) == \
+        {"custom": {"k": 1}}
+    assert con.execute("SELECT extra FROM kernels").fetchone()[0] is None
+    values = con.execute("SELECT series, value FROM counter_values ORDER BY series").fetchall()
+    assert values == [("allocated", 10.0), ("reserved", 20.5)]
+    assert con.execute("SELECT name FROM process_names").fetchone()[0] == "python3"
+    assert con.execute("SELECT metadata_count FROM (SELECT count(*) AS metadata_count FROM trace_metadata)"
+                       ).fetchone()[0] == 0
+
+
+def _cut(data: bytes, fraction: float) -> bytes:
+    return data[: int(len(data) * fraction)]
+
+
+def test_truncated_fixture_loads_complete_events(con, tmp_path):
+    src = next(p for p in KINETO if p.name.startswith("mi300_vllm"))
+    with gzip.open(src, "rb") as f:
+        raw = f.read()
+    cut = tmp_path / "cut.json"
+    cut.write_bytes(_cut(raw, 0.6))
+    out = load(con, cut)
+    assert not out.complete and "truncated" in out.problem
+    full = json.loads(raw)["traceEvents"]
+    # every event whose text ends before the cut is loaded, and nothing else
+    assert 0 < out.events < len(full)
+    assert con.execute("SELECT count(*) FROM all_events").fetchone()[0] == out.events
+    assert con.execute("SELECT complete, problem IS NOT NULL FROM traces").fetchone() == (False, True)
+    # the metadata before the events survived
+    keys = [r[0] for r in con.execute("SELECT key FROM trace_metadata ORDER BY position").fetchall()]
+    assert keys[:3] == ["schemaVersion", "deviceProperties", "roctracer_version"]
+
+
+def test_truncated_gzip_stream(con, tmp_path):
+    src = next(p for p in KINETO if p.name.startswith("h100"))
+    cut = tmp_path / "cut.json.gz"
+    cut.write_bytes(_cut(src.read_bytes(), 0.5))
+    out = load(con, cut)
+    assert not out.complete and out.events > 0
+    assert con.execute("SELECT count(*) FROM all_events").fetchone()[0] == out.events
+
+
+def test_syntax_error_midway_is_like_truncation(con, tmp_path):
+    path = tmp_path / "nan.json"
+    path.write_text('{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1},'
+                    '{"ph": "X", "cat": "cpu_op", "name": "b", "pid": 1, "tid": 1, "ts": NaN, "dur": 1},'
+                    '{"ph": "X", "cat": "cpu_op", "name": "c", "pid": 1, "tid": 1, "ts": 3, "dur": 1}]}')
+    out = load(con, path)
+    assert not out.complete
+    assert "JSON error" in out.problem and "after event 0" in out.problem
+    assert con.execute("SELECT name FROM cpu_ops").fetchall() == [("a",)]
+
+
+def test_bad_events_are_set_aside_with_reasons(con, tmp_path):
+    deep: dict = {}
+    node = deep
+    for _ in range(300):
+        node["d"] = {}
+        node = node["d"]
+    events = [
+        {"ph": "X", "cat": "kernel", "name": "good", "pid": 0, "tid": 7, "ts": 1, "dur": 1},
+        {"ph": "X", "cat": "kernel", "name": "ts text", "pid": 0, "tid": 7, "ts": "soon", "dur": 1},
+        {"ph": "X", "cat": "kernel", "name": "null dur", "pid": 0, "tid": 7, "ts": 1, "dur": None},
+        {"ph": "X", "cat": "kernel", "name": "negative", "pid": 0, "tid": 7, "ts": 1, "dur": -5},
+        {"ph": "X", "cat": "cpu_op", "name": "big", "pid": 0, "tid": 7, "ts": 1, "dur": 1,
+         "args": {"External id": 2 ** 70}},
+        {"ph": "X", "cat": "cpu_op", "name": "deep", "pid": 0, "tid": 7, "ts": 1, "dur": 1, "args": deep},
+        42,
+        {"ph": "X", "cat": "kernel", "name": "good too", "pid": 0, "tid": 7, "ts": 2, "dur": 1},
+    ]
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    out = load(con, path)
+    assert out.complete and out.events == 8 and out.rejected == 6
+    assert con.execute("SELECT name FROM kernels ORDER BY kernel_id").fetchall() == [("good",), ("good too",)]
+    rows = con.execute("SELECT event_id, reason, raw FROM rejected_events ORDER BY event_id").fetchall()
+    assert [r[0] for r in rows] == [1, 2, 3, 4, 5, 6]
+    reasons = [r[1] for r in rows]
+    assert "ts is not a number" in reasons[0]
+    assert reasons[1] == "dur is null"
+    assert "dur is negative" in reasons[2]
+    assert reasons[3] == "integer beyond 64 bits"
+    assert "nested too deeply" in reasons[4]
+    assert reasons[5] == "event is not a JSON object"
+    assert json.loads(rows[3][2])["args"]["External id"] == 2 ** 70  # raw kept exactly
+    assert json.loads(rows[4][2])["args"] == deep
+    assert con.execute("SELECT rejected_count FROM traces").fetchone()[0] == 6
+
+
+def test_empty_event_list_is_a_trace(con, tmp_path):
+    out = load(con, write_trace(tmp_path / "empty.json", []))
+    assert out.events == 0 and out.complete
+
+
+@pytest.mark.parametrize("name,expected", [("h100.pt.trace.json.gz", "h100"), ("run.json", "run"),
+                                           ("rank-3.Jul_15.1074.pt.trace.json", "rank-3.Jul_15.1074")])
+def test_default_names(name, expected):
+    from pathlib import Path
+
+    from tracedb.ingest.loader import default_name
+    assert default_name(Path(name)) == expected

@@ -1,0 +1,226 @@
+"""The tracedb command line: a thin layer over tracedb.db, tracedb.ingest and tracedb.render."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, List, Optional
+
+import duckdb
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
+
+from . import __version__
+from .db import default_path, open_db
+from .errors import TracedbError
+from .ingest.loader import LoadOutcome, delete_trace, load_file
+from .render import Format, render
+
+app = typer.Typer(
+    help="tracedb: stream accelerator profiler traces into one DuckDB file and query them with SQL.",
+    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+)
+err = Console(stderr=True, highlight=False)
+
+
+def say(message: str) -> None:
+    """One plain line on stderr (never wrapped, no markup)."""
+    print(message, file=sys.stderr, flush=True)
+
+DbOption = Annotated[Optional[Path], typer.Option(
+    "--db", help="Database file (default: $TRACEDB_DB or ./tracedb.duckdb).", show_default=False)]
+FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+
+# Memory DuckDB may use while loading; the parse itself stays bounded by its batch size.
+LOAD_MEMORY_LIMIT = "256MB"
+
+
+def _db_path(db: Optional[Path]) -> Path:
+    return Path(db) if db else Path(default_path())
+
+
+@app.command()
+def load(
+    files: Annotated[List[Path], typer.Argument(help="Trace files (.json or .json.gz, plain or gzip).",
+                                                show_default=False)],
+    db: DbOption = None,
+    name: Annotated[Optional[str], typer.Option(
+        help="Trace name (default: file name without trace suffixes); only with one file.")] = None,
+    replace: Annotated[bool, typer.Option(
+        "--replace", help="Load again even if the same content or name is already loaded.")] = False,
+    fmt: FormatOption = Format.table,
+) -> None:
+    """Load trace files, one transaction per file; print a summary of what was loaded."""
+    if name and len(files) > 1:
+        raise TracedbError("--name applies to one file; load the files one at a time to name them")
+    con = open_db(_db_path(db), memory_limit=LOAD_MEMORY_LIMIT)
+    outcomes: list[LoadOutcome] = []
+    failures = 0
+    try:
+        for path in files:
+            try:
+                outcome = _load_with_progress(con, path, name, replace)
+            except TracedbError as exc:
+                say(f"tracedb: error: {exc}")
+                failures += 1
+                continue
+            outcomes.append(outcome)
+            _report_outcome(outcome)
+    finally:
+        con.close()
+    if outcomes:
+        columns = ["name", "status", "trace_id", "platform", "events", "rejected", "complete", "seconds",
+                   "events_per_s"]
+        rows = [[o.name, o.status, o.trace_id, o.platform, o.events, o.rejected, o.complete,
+                 round(o.seconds, 2), int(o.events / o.seconds) if o.seconds else None] for o in outcomes]
+        render(columns, rows, fmt, title="Loaded")
+    if failures:
+        raise typer.Exit(1)
+
+
+def _load_with_progress(con, path: Path, name, replace) -> LoadOutcome:
+    if not err.is_terminal:
+        return load_file(con, path, name=name, replace=replace)
+    size = path.stat().st_size if path.is_file() else 0
+    started = time.perf_counter()
+    with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
+                  TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), console=err, transient=True) as bar:
+        task = bar.add_task(f"loading {path.name}", total=size or None, rate="")
+
+        def progress(done_bytes: int, events: int) -> None:
+            elapsed = time.perf_counter() - started
+            rate = f"{events / elapsed:,.0f} events/s" if elapsed > 0 else ""
+            bar.update(task, completed=done_bytes, rate=rate)
+
+        return load_file(con, path, name=name, replace=replace, progress=progress)
+
+
+def _report_outcome(o: LoadOutcome) -> None:
+    if o.status == "skipped":
+        say(f"tracedb: {o.path}: skipped: {o.note}")
+        return
+    if o.rejected:
+        say(f"tracedb: warning: {o.path}: {o.rejected} event(s) set aside in rejected_events "
+                  "(see: tracedb sql \"SELECT * FROM rejected_events\")")
+    if not o.complete:
+        say(f"tracedb: warning: {o.path}: trace is incomplete, loaded {o.events} complete event(s): "
+                  f"{o.problem}")
+
+
+@app.command("ls")
+def list_traces(db: DbOption = None, fmt: FormatOption = Format.table) -> None:
+    """List the loaded traces."""
+    with open_db(_db_path(db), read_only=True) as con:
+        cur = con.execute(
+            "SELECT trace_id, name, format, platform, device_name, event_count AS events, "
+            "rejected_count AS rejected, complete, problem, loaded_at, source_path "
+            "FROM traces ORDER BY trace_id")
+        render([d[0] for d in cur.description], cur.fetchall(), fmt, title="Traces")
+
+
+@app.command("rm")
+def remove(
+    names: Annotated[List[str], typer.Argument(help="Names (or ids) of the traces to remove.",
+                                               show_default=False)],
+    db: DbOption = None,
+) -> None:
+    """Remove traces and every row that belongs to them."""
+    with open_db(_db_path(db)) as con:
+        ids = []
+        for name in names:
+            row = con.execute("SELECT trace_id FROM traces WHERE name = ? OR CAST(trace_id AS VARCHAR) = ?",
+                              [name, name]).fetchone()
+            if row is None:
+                raise TracedbError(f"no trace named {name!r} (see: tracedb ls)")
+            ids.append((name, row[0]))
+        con.execute("BEGIN TRANSACTION")
+        try:
+            for _, trace_id in ids:
+                delete_trace(con, trace_id)
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+    for name, _ in ids:
+        say(f"tracedb: removed {name}")
+
+
+@app.command("sql")
+def run_sql(
+    query: Annotated[str, typer.Argument(help="SQL to run against the database (read-only).",
+                                         show_default=False)],
+    db: DbOption = None,
+    fmt: FormatOption = Format.table,
+) -> None:
+    """Run a SQL query and print its rows."""
+    with open_db(_db_path(db), read_only=True) as con:
+        try:
+            cur = con.execute(query)
+        except duckdb.Error as exc:
+            raise TracedbError(f"SQL error: {' '.join(str(exc).split())}") from None
+        if cur.description is None:
+            return
+        render([d[0] for d in cur.description], cur.fetchall(), fmt)
+
+
+@app.command("schema")
+def schema(
+    name: Annotated[Optional[str], typer.Argument(help="Only this table or view.", show_default=False)] = None,
+    db: DbOption = None,
+    fmt: FormatOption = Format.table,
+) -> None:
+    """Describe tables and views: every column with its type and meaning."""
+    with open_db(_db_path(db), read_only=True) as con:
+        objects = con.execute(
+            "SELECT table_name, 'table' AS kind, comment FROM duckdb_tables() WHERE schema_name = 'main' "
+            "AND NOT temporary UNION ALL "
+            "SELECT view_name, 'view', comment FROM duckdb_views() WHERE schema_name = 'main' AND NOT internal "
+            "AND NOT temporary ORDER BY 2, 1").fetchall()
+        if name:
+            objects = [o for o in objects if o[0] == name]
+            if not objects:
+                raise TracedbError(f"no table or view named {name!r} (see: tracedb schema)")
+        rows = []
+        for obj, kind, comment in objects:
+            if fmt is Format.table and not name:
+                rows.append([obj, kind, "", "", comment or ""])
+            cols = con.execute(
+                "SELECT column_name, data_type, comment FROM duckdb_columns() "
+                "WHERE schema_name = 'main' AND table_name = ? ORDER BY column_index", [obj]).fetchall()
+            rows.extend([obj if (fmt is not Format.table or name) else "", kind, c, t, d or ""]
+                        for c, t, d in cols)
+        render(["object", "kind", "column", "type", "description"], rows, fmt, title="Schema")
+
+
+@app.command()
+def version() -> None:
+    """Print the versions of tracedb and DuckDB."""
+    typer.echo(f"tracedb {__version__} (duckdb {duckdb.__version__})")
+
+
+def main() -> None:
+    try:
+        app(standalone_mode=False)
+    except TracedbError as exc:
+        say(f"tracedb: error: {exc}")
+        sys.exit(1)
+    except KeyboardInterrupt:
+        say("tracedb: interrupted; the database is unchanged by the unfinished load")
+        sys.exit(130)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except (typer.Abort, EOFError):
+        sys.exit(1)
+    except Exception as exc:  # click usage errors and the like
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        raise
+
+
+if __name__ == "__main__":
+    main()
