@@ -202,7 +202,9 @@ def version() -> None:
 
 def main() -> None:
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)
+        if isinstance(code, int) and code:
+            sys.exit(code)
     except TracedbError as exc:
         say(f"tracedb: error: {exc}")
         sys.exit(1)

@@ -1,0 +1,128 @@
+"""File-level problems: one line naming the file, exit 1, no traceback, database unchanged."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from conftest import KINETO, run_cli, table_counts
+from tracedb.db import open_db
+
+
+@pytest.fixture
+def loaded_db(tmp_path):
+    """A database holding one real trace, and its row counts before the bad load."""
+    db = tmp_path / "runs.duckdb"
+    run_cli("load", KINETO[0], db=db, check=True)
+    with open_db(db, read_only=True) as c:
+        before = table_counts(c)
+    return db, before
+
+
+def _bad_files(tmp_path):
+    csv = tmp_path / "kernel_details.json"
+    csv.write_text("Step Id,Name,Type,Start Time(us),Duration(us)\n1,MatMul,MatMulV2,1.0,2.0\n")
+    corrupt = tmp_path / "corrupt.json.gz"
+    corrupt.write_bytes(b"\x1f\x8b\x08\x00" + b"\x00garbage-not-deflate" * 20)
+    notjson = tmp_path / "notes.json"
+    notjson.write_text("hello, this is not json\n")
+    empty = tmp_path / "empty.json"
+    empty.write_text("")
+    blank = tmp_path / "blank.json"
+    blank.write_text("  \n\n ")
+    notrace = tmp_path / "config.json"
+    notrace.write_text(json.dumps({"model": "llama", "layers": 32}))
+    numbers = tmp_path / "numbers.json"
+    numbers.write_text("[1, 2, 3]")
+    cut_head = tmp_path / "cut_head.json"
+    cut_head.write_text('{"schemaVersion": 1, "traceEvents": [{"ph": "X", "na')
+    directory = tmp_path / "a_directory"
+    directory.mkdir()
+    return {
+        "csv given as json": (csv, "not JSON"),
+        "corrupt gzip": (corrupt, "gzip"),
+        "not json": (notjson, "not JSON"),
+        "empty file": (empty, "empty"),
+        "whitespace only": (blank, "empty"),
+        "json that is not a trace": (notrace, "not a trace"),
+        "array that is not a trace": (numbers, "not a trace"),
+        "no complete event": (cut_head, "no complete event"),
+        "missing file": (tmp_path / "missing.json", "no such file"),
+        "directory": (directory, "directory"),
+    }
+
+
+CASES = ["csv given as json", "corrupt gzip", "not json", "empty file", "whitespace only",
+         "json that is not a trace", "array that is not a trace", "no complete event", "missing file", "directory"]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_bad_file_is_refused_cleanly(case, tmp_path, loaded_db):
+    db, before = loaded_db
+    path, words = _bad_files(tmp_path)[case]
+    proc = run_cli("load", path, db=db)
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert str(path) in lines[0] and words.lower() in lines[0].lower(), lines[0]
+    assert "Traceback" not in proc.stderr
+    with open_db(db, read_only=True) as c:
+        assert table_counts(c) == before
+
+
+def test_good_files_load_even_when_one_is_bad(tmp_path, loaded_db):
+    db, before = loaded_db
+    bad = tmp_path / "bad.json"
+    bad.write_text("nope")
+    proc = run_cli("load", bad, KINETO[1], "--format", "json", db=db)
+    assert proc.returncode == 1
+    loaded = json.loads(proc.stdout)
+    assert [r["name"] for r in loaded] == [KINETO[1].name.split(".")[0]]
+
+
+def test_database_file_that_is_not_duckdb(tmp_path):
+    fake = tmp_path / "fake.duckdb"
+    fake.write_text("this is not a database" * 100)
+    proc = run_cli("load", KINETO[0], db=fake)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().count("\n") == 0
+    assert str(fake) in proc.stderr and "not a DuckDB database" in proc.stderr
+    assert fake.read_text() == "this is not a database" * 100
+
+
+def test_failure_midway_rolls_back(con, tmp_path, monkeypatch):
+    """A crash after some batches were written leaves no trace of the load."""
+    from tracedb.ingest import chrome, loader
+
+    before = table_counts(con)
+    calls = {"n": 0}
+    real = chrome.read_chrome_trace
+
+    def exploding(stream, emit, on_progress=None, batch_events=chrome.BATCH_EVENTS):
+        def emit_then_fail(batch):
+            emit(batch)
+            calls["n"] += 1
+            if calls["n"] == 2:
+                raise KeyboardInterrupt
+        return real(stream, emit_then_fail, on_progress, batch_events=100)
+
+    monkeypatch.setattr(loader, "read_chrome_trace", exploding)
+    with pytest.raises(KeyboardInterrupt):
+        loader.load_file(con, next(p for p in KINETO if p.name.startswith("h100")))
+    assert calls["n"] == 2
+    assert table_counts(con) == before
+
+
+def test_truncated_load_warns_and_succeeds(tmp_path):
+    db = tmp_path / "t.duckdb"
+    src = next(p for p in KINETO if p.name.startswith("mi300_bert"))
+    cut = tmp_path / "cut.json"
+    with gzip.open(src, "rb") as f:
+        cut.write_bytes(f.read()[:200_000])
+    proc = run_cli("load", cut, db=db)
+    assert proc.returncode == 0
+    assert "incomplete" in proc.stderr and "truncated" in proc.stderr
+    ls = json.loads(run_cli("ls", "--format", "json", db=db, check=True).stdout)
+    assert ls[0]["complete"] is False and ls[0]["events"] > 0

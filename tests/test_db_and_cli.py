@@ -1,0 +1,128 @@
+"""The database file (versioned schema, documented columns) and the command line."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from conftest import KINETO, load, run_cli
+from tracedb.cli import app
+from tracedb.db import latest_version, open_db, schema_version
+from tracedb.errors import TracedbError
+
+PUBLIC = {"traces": ["trace_id", "name"], "kernels": ["trace_id", "kernel_id", "name", "ts_ns", "dur_ns",
+                                                     "correlation", "external_id", "stream", "device"],
+          "cpu_ops": ["trace_id"], "python_functions": ["trace_id"], "runtime_calls": ["trace_id"],
+          "annotations": ["trace_id"], "flows": ["trace_id"]}
+
+
+def test_schema_version_is_recorded(con):
+    assert schema_version(con) == latest_version() >= 1
+    rows = con.execute("SELECT version, name FROM tracedb_schema ORDER BY version").fetchall()
+    assert rows[0] == (1, "001_core.sql")
+
+
+def test_newer_database_is_refused(db_path):
+    with open_db(db_path) as c:
+        c.execute("INSERT INTO tracedb_schema VALUES (999, '999_future.sql', now()::TIMESTAMP)")
+    with pytest.raises(TracedbError, match="newer than this tracedb"):
+        open_db(db_path)
+    with pytest.raises(TracedbError, match="newer than this tracedb"):
+        open_db(db_path, read_only=True)
+
+
+def test_public_names_exist(con):
+    for table, columns in PUBLIC.items():
+        have = [r[0] for r in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = ?",
+                                          [table]).fetchall()]
+        assert set(columns) <= set(have), table
+
+
+def test_every_table_view_and_column_is_documented(con):
+    undocumented = con.execute(
+        "SELECT table_name, column_name FROM duckdb_columns() WHERE schema_name = 'main' AND NOT internal AND "
+        "(comment IS NULL OR comment = '') AND table_name NOT LIKE '\\_%' ESCAPE '\\'").fetchall()
+    assert undocumented == []
+    objects = con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND comment IS NULL "
+        "UNION ALL SELECT view_name FROM duckdb_views() WHERE schema_name = 'main' AND NOT internal "
+        "AND comment IS NULL").fetchall()
+    assert objects == []
+
+
+def test_same_content_is_skipped_and_replace_reloads(con):
+    path = KINETO[0]
+    first = load(con, path)
+    again = load(con, path)
+    assert again.status == "skipped" and "already loaded" in again.note
+    replaced = load(con, path, replace=True)
+    assert replaced.status == "replaced" and replaced.trace_id > first.trace_id
+    assert con.execute("SELECT count(*) FROM traces").fetchone()[0] == 1
+    assert con.execute("SELECT count(DISTINCT trace_id) FROM all_events").fetchone()[0] == 1
+
+
+def test_name_clash_needs_replace_or_name(con):
+    load(con, KINETO[0], name="run")
+    with pytest.raises(TracedbError, match="already exists"):
+        load(con, KINETO[1], name="run")
+    other = load(con, KINETO[1], name="run2")
+    assert other.status == "loaded"
+
+
+def test_cli_load_ls_sql_rm_round_trip(tmp_path):
+    db = tmp_path / "runs.duckdb"
+    proc = run_cli("load", KINETO[0], KINETO[1], "--format", "json", db=db, check=True)
+    loaded = json.loads(proc.stdout)
+    assert [r["status"] for r in loaded] == ["loaded", "loaded"]
+    ls = json.loads(run_cli("ls", "--format", "json", db=db, check=True).stdout)
+    assert [r["name"] for r in ls] == [r["name"] for r in loaded]
+    assert all(r["events"] > 0 and r["rejected"] == 0 for r in ls)
+    out = run_cli("sql", "SELECT count(*) AS n FROM kernels", "--format", "csv", db=db, check=True).stdout
+    n = list(csv.reader(io.StringIO(out)))
+    assert n[0] == ["n"] and int(n[1][0]) > 0
+    md = run_cli("ls", "--format", "markdown", db=db, check=True).stdout
+    assert md.splitlines()[2].startswith("| trace_id |")
+    table = run_cli("ls", db=db, check=True).stdout
+    assert "\x1b[" not in table and ls[0]["name"] in table
+    run_cli("rm", ls[0]["name"], db=db, check=True)
+    left = json.loads(run_cli("ls", "--format", "json", db=db, check=True).stdout)
+    assert [r["name"] for r in left] == [ls[1]["name"]]
+    with open_db(db, read_only=True) as c:
+        assert c.execute("SELECT count(*) FROM all_events WHERE trace_id = ?", [ls[0]["trace_id"]]).fetchone()[0] == 0
+
+
+def test_cli_user_errors_are_one_line(tmp_path):
+    db = tmp_path / "runs.duckdb"
+    run_cli("load", KINETO[0], db=db, check=True)
+    for args in (("rm", "nope"), ("sql", "SELEC 1"), ("schema", "nope")):
+        proc = run_cli(*args, db=db)
+        assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1, (args, proc.stderr)
+        assert "Traceback" not in proc.stderr
+    proc = run_cli("ls", db=tmp_path / "missing.duckdb")
+    assert proc.returncode == 1 and "no such database" in proc.stderr
+
+
+def test_schema_command_lists_documented_columns(tmp_path):
+    db = tmp_path / "runs.duckdb"
+    run_cli("load", KINETO[0], db=db, check=True)
+    rows = json.loads(run_cli("schema", "kernels", "--format", "json", db=db, check=True).stdout)
+    by_col = {r["column"]: r for r in rows}
+    assert by_col["dur_ns"]["type"] == "BIGINT" and "nanoseconds" in by_col["dur_ns"]["description"]
+
+
+def test_every_command_has_help():
+    import typer.main
+    group = typer.main.get_command(app)
+    for name, command in group.commands.items():
+        assert command.help and command.help.strip(), name
+        for param in command.params:
+            assert getattr(param, "help", None), f"{name} {param.name}"
+
+
+def test_env_var_selects_database(tmp_path):
+    db = tmp_path / "env.duckdb"
+    run_cli("load", KINETO[0], env={"TRACEDB_DB": str(db)}, check=True)
+    assert db.exists()
