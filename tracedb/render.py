@@ -120,8 +120,3 @@ def _width(out) -> int | None:
     # A pipe gets wide, unwrapped lines; a terminal gets its own width.
     return None if getattr(out, "isatty", lambda: False)() else 200
 
-
-def to_text(columns, rows, fmt, **kw) -> str:
-    buf = io.StringIO()
-    render(columns, rows, fmt, out=buf, **kw)
-    return buf.getvalue()
