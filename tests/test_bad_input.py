@@ -92,9 +92,15 @@ def test_database_file_that_is_not_duckdb(tmp_path):
     assert fake.read_text() == "this is not a database" * 100
 
 
-def test_failure_midway_rolls_back(con, tmp_path, monkeypatch):
-    """A crash after some batches were written leaves no trace of the load."""
-    from tracedb.ingest import chrome, loader
+def _temp_objects(con) -> int:
+    """Temporary tables and views the load made (the system views are temporary too)."""
+    return con.execute("SELECT (SELECT count(*) FROM duckdb_tables() WHERE temporary) + "
+                       "(SELECT count(*) FROM duckdb_views() WHERE temporary AND NOT internal)").fetchone()[0]
+
+
+def test_streaming_failure_midway_rolls_back(con, monkeypatch):
+    """A crash after some batches were staged leaves no trace of the load."""
+    from tracedb.ingest import bulk, chrome, loader
 
     before = table_counts(con)
     calls = {"n": 0}
@@ -108,11 +114,39 @@ def test_failure_midway_rolls_back(con, tmp_path, monkeypatch):
                 raise KeyboardInterrupt
         return real(stream, emit_then_fail, on_progress, batch_events=100)
 
+    def no_bulk(*args, **kwargs):
+        raise bulk.NotBulk("forced")
+
+    monkeypatch.setattr(loader, "read_raw", no_bulk)
     monkeypatch.setattr(loader, "read_chrome_trace", exploding)
     with pytest.raises(KeyboardInterrupt):
         loader.load_file(con, next(p for p in KINETO if p.name.startswith("h100")))
     assert calls["n"] == 2
     assert table_counts(con) == before
+    assert _temp_objects(con) == 0
+
+
+def test_failure_during_split_rolls_back(con, monkeypatch):
+    """A crash after some event tables were filled leaves no trace of the load."""
+    from tracedb.ingest import loader
+
+    before = table_counts(con)
+    real = loader.run_with_params
+    done = []
+
+    def split_then_fail(c, statements, params):
+        if len(statements) > 5:  # the split: fill a few tables, then fail
+            real(c, statements[:5], params)
+            done.append(c.execute("SELECT count(*) FROM kernels").fetchone()[0])
+            raise KeyboardInterrupt
+        real(c, statements, params)
+
+    monkeypatch.setattr(loader, "run_with_params", split_then_fail)
+    with pytest.raises(KeyboardInterrupt):
+        loader.load_file(con, next(p for p in KINETO if p.name.startswith("h100")))
+    assert done and done[0] > 0  # kernels were written before the failure
+    assert table_counts(con) == before
+    assert _temp_objects(con) == 0
 
 
 def test_truncated_load_warns_and_succeeds(tmp_path):

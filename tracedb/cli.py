@@ -34,7 +34,7 @@ DbOption = Annotated[Optional[Path], typer.Option(
 FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 
 # Memory DuckDB may use while loading; the parse itself stays bounded by its batch size.
-LOAD_MEMORY_LIMIT = "256MB"
+LOAD_MEMORY_LIMIT = "192MB"
 
 
 def _db_path(db: Optional[Path]) -> Path:

@@ -84,6 +84,76 @@ def _start_kind(stream: TraceStream) -> str:
     raise BadTraceFile(stream.path, f"not JSON: starts with {snippet!r}")
 
 
+class EventStager:
+    """Turns parsed events into staging rows (exact times, exact args text) or rejections.
+
+    Shared by the streaming reader and the bulk loader's exact path, so that an event is typed
+    the same way whichever reads it.
+    """
+
+    def __init__(self) -> None:
+        self.rejected_total = 0
+        self.has_event = False  # some object with a "ph" key: a bare array is a trace
+        self._reset()
+
+    def _reset(self) -> None:
+        self.cols: dict[str, list] = {c: [] for c in STAGING_COLUMNS}
+        self.rejected: dict[str, list] = {"event_id": [], "reason": [], "raw": []}
+
+    def __len__(self) -> int:
+        return len(self.cols["event_id"]) + len(self.rejected["event_id"])
+
+    def take(self) -> dict:
+        """The batch so far, {"staging": columns, "rejected": columns}; starts a new one."""
+        batch = {"staging": self.cols, "rejected": self.rejected}
+        self._reset()
+        return batch
+
+    def add(self, index: int, ev) -> None:
+        if type(ev) is not dict:
+            self.reject(index, "event is not a JSON object", ev)
+            return
+        # ts, dur and args leave the dict here; rest is whatever remains (ph, cat, name, ...).
+        ts = ev.pop("ts", _MISSING)
+        dur = ev.pop("dur", _MISSING)
+        args = ev.pop("args", _MISSING)
+        try:
+            ts_ns = None if ts is _MISSING else to_ns(ts, "ts")
+            if dur is _MISSING:
+                dur_ns = None
+            elif dur is None:
+                raise RejectedEvent("dur is null")
+            else:
+                dur_ns = to_ns(dur, "dur")
+                if dur_ns < 0:
+                    raise RejectedEvent(f"dur is negative ({dur})")
+            try:
+                # decode() also drops orjson's 4 KB over-allocation of each result
+                args_text = None if args is _MISSING else fast_dumps(args).decode()
+                rest = fast_dumps(ev).decode()
+            except TypeError as exc:
+                raise RejectedEvent(_encode_problem(exc)) from None
+        except RejectedEvent as exc:
+            for key, value in (("ts", ts), ("dur", dur), ("args", args)):
+                if value is not _MISSING:
+                    ev[key] = value
+            self.reject(index, str(exc), ev)
+            return
+        self.has_event = self.has_event or "ph" in ev
+        cols = self.cols
+        cols["event_id"].append(index)
+        cols["ts_ns"].append(ts_ns)
+        cols["dur_ns"].append(dur_ns)
+        cols["args"].append(args_text)
+        cols["rest"].append(rest)
+
+    def reject(self, index: int, reason: str, event) -> None:
+        self.rejected["event_id"].append(index)
+        self.rejected["reason"].append(reason)
+        self.rejected["raw"].append(json_text(event))
+        self.rejected_total += 1
+
+
 def read_chrome_trace(stream: TraceStream, emit: Callable[[dict], None],
                       on_progress: Callable[[int], None] | None = None,
                       batch_events: int = BATCH_EVENTS) -> ChromeResult:
@@ -97,67 +167,18 @@ def read_chrome_trace(stream: TraceStream, emit: Callable[[dict], None],
     stream.observer = capture
     prefix = "traceEvents.item" if kind == "object" else "item"
     result = ChromeResult()
-
-    cols: dict[str, list] = {c: [] for c in STAGING_COLUMNS}
-    a_id, a_ts, a_dur, a_args, a_rest = (cols[c].append for c in STAGING_COLUMNS)
-    rejected: dict[str, list] = {"event_id": [], "reason": [], "raw": []}
-    n_batch = 0
-    index = -1
-    has_event = False
+    stager = EventStager()
+    add = stager.add
     mark = capture.mark_event
-
-    def flush() -> None:
-        nonlocal rejected, n_batch
-        emit({"staging": cols, "rejected": rejected})  # consumed before returning
-        for lst in cols.values():
-            lst.clear()
-        rejected = {"event_id": [], "reason": [], "raw": []}
-        n_batch = 0
+    index = -1
 
     items = ijson.items(stream, prefix, use_float=False, buf_size=READ_CHUNK)
     try:
         for index, ev in enumerate(items):
             mark()
-            n_batch += 1
-            if type(ev) is not dict:
-                _reject(rejected, index, "event is not a JSON object", ev)
-                result.rejected += 1
-                continue
-            # ts, dur and args leave the dict here; rest is whatever remains (ph, cat, name, ...).
-            ts = ev.pop("ts", _MISSING)
-            dur = ev.pop("dur", _MISSING)
-            args = ev.pop("args", _MISSING)
-            try:
-                ts_ns = None if ts is _MISSING else to_ns(ts, "ts")
-                if dur is _MISSING:
-                    dur_ns = None
-                elif dur is None:
-                    raise RejectedEvent("dur is null")
-                else:
-                    dur_ns = to_ns(dur, "dur")
-                    if dur_ns < 0:
-                        raise RejectedEvent(f"dur is negative ({dur})")
-                try:
-                    # decode() also drops orjson's 4 KB over-allocation of each result
-                    args_text = None if args is _MISSING else fast_dumps(args).decode()
-                    rest = fast_dumps(ev).decode()
-                except TypeError as exc:
-                    raise RejectedEvent(_encode_problem(exc)) from None
-            except RejectedEvent as exc:
-                for key, value in (("ts", ts), ("dur", dur), ("args", args)):
-                    if value is not _MISSING:
-                        ev[key] = value
-                _reject(rejected, index, str(exc), ev)
-                result.rejected += 1
-                continue
-            has_event = has_event or "ph" in ev
-            a_id(index)
-            a_ts(ts_ns)
-            a_dur(dur_ns)
-            a_args(args_text)
-            a_rest(rest)
-            if n_batch >= batch_events:
-                flush()
+            add(index, ev)
+            if len(stager) >= batch_events:
+                emit(stager.take())
                 if on_progress:
                     on_progress(index + 1)
     except ijson.common.JSONError as exc:
@@ -167,8 +188,9 @@ def read_chrome_trace(stream: TraceStream, emit: Callable[[dict], None],
         result.complete = False
         result.problem = f"after event {index}: {stream.read_error}"
     result.event_count = index + 1
-    if n_batch:
-        flush()
+    result.rejected = stager.rejected_total
+    if len(stager):
+        emit(stager.take())
     if on_progress:
         on_progress(result.event_count)
 
@@ -177,19 +199,13 @@ def read_chrome_trace(stream: TraceStream, emit: Callable[[dict], None],
         raise BadTraceFile(stream.path, capture.problem or "JSON object without a traceEvents list: not a trace")
     if result.event_count == 0 and not result.complete:
         raise BadTraceFile(stream.path, f"no complete event: {result.problem}")
-    if kind == "array" and not has_event:
+    if kind == "array" and not stager.has_event:
         raise BadTraceFile(stream.path, "JSON array without trace events (no object with a ph key): not a trace")
     if capture.problem and result.complete:
         result.complete = False
         result.problem = capture.problem
     result.metadata = capture.metadata()
     return result
-
-
-def _reject(rejected: dict, index: int, reason: str, event) -> None:
-    rejected["event_id"].append(index)
-    rejected["reason"].append(reason)
-    rejected["raw"].append(json_text(event))
 
 
 def _encode_problem(exc: TypeError) -> str:

@@ -65,6 +65,10 @@ class TopLevelCapture:
         """An event was just completed: everything before the current chunk is event data."""
         self._keep_from = self._current
 
+    def keep_after(self, offset: int) -> None:
+        """Everything before offset is event data (for readers that do not see single events)."""
+        self._keep_from = max(self._keep_from, offset)
+
     # -- head -----------------------------------------------------------------------------------
     def _scan_head(self, chunk: bytes) -> None:
         self._head += chunk

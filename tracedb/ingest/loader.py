@@ -1,7 +1,11 @@
 """Loading one trace file into the database: one transaction per file, idempotent by content.
 
-A file that fails part way, or a Ctrl-C, rolls the transaction back: the database is exactly as
-it was. Identical content (same SHA-256) is skipped unless replace is asked for.
+The events are staged first, in bulk by DuckDB's JSON reader when the file is well-formed
+(tracedb.ingest.bulk), otherwise by the streaming reader (tracedb.ingest.chrome), which keeps every
+complete event of a broken file; one set of statements then types the staged events into the event
+tables (sql/ingest/chrome_split.sql). A file that fails part way, or a Ctrl-C, rolls the
+transaction back: the database is exactly as it was. Identical content (same SHA-256) is skipped
+unless replace is asked for.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from .. import __version__, sqlfiles
 from ..db import run_with_params
 from ..errors import TracedbError
 from ..jsontext import dumps as json_text
+from .bulk import NotBulk, RawEvents, discard_bulk, drop_raw, read_raw, type_bulk
 from .chrome import ChromeResult, read_chrome_trace, require_c_backend
 from .source import TraceStream, check_file, sha256_of
 from .writer import BatchWriter
@@ -73,8 +78,21 @@ def load_file(con: duckdb.DuckDBPyConnection, path: str | Path, *, name: str | N
         raise TracedbError(f"{path}: a trace named {name!r} already exists; choose another --name or use --replace")
 
     started = time.perf_counter()
+    try:
+        try:
+            raw = read_raw(con, path, progress)  # outside the transaction: see tracedb.ingest.bulk
+        except NotBulk:
+            raw = None
+        outcome = _load_in_transaction(con, path, name, digest, size, clash, raw, progress, started)
+    finally:
+        drop_raw(con)
+    return outcome
+
+
+def _load_in_transaction(con: duckdb.DuckDBPyConnection, path: Path, name: str, digest: str, size: int,
+                         clash, raw: RawEvents | None, progress: ProgressFn | None,
+                         started: float) -> LoadOutcome:
     con.execute("BEGIN TRANSACTION")
-    writer = None
     try:
         if clash:
             delete_trace(con, clash[0])
@@ -83,15 +101,10 @@ def load_file(con: duckdb.DuckDBPyConnection, path: str | Path, *, name: str | N
             "INSERT INTO traces (trace_id, name, source_path, sha256, file_bytes, format, tracedb_version) "
             "VALUES (?, ?, ?, ?, ?, 'kineto', ?)",
             [trace_id, name, str(path.resolve()), digest, size, __version__])
-        writer = BatchWriter(con, trace_id, "ingest/chrome_split.sql")
-        stream = TraceStream(path)
-        try:
-            on_events = (lambda n: progress(stream.disk.bytes_read, n)) if progress else None
-            result = read_chrome_trace(stream, writer.put, on_events)
-        finally:
-            stream.close()
-        writer.close()
-        writer = None
+        run_with_params(con, sqlfiles.split_statements(sqlfiles.read("ingest/chrome_stage.sql")), {})
+        result = _stage_events(con, path, trace_id, raw, progress)
+        run_with_params(con, sqlfiles.split_statements(sqlfiles.read("ingest/chrome_split.sql")),
+                        {"trace_id": trace_id})
         _store_metadata(con, trace_id, result)
         run_with_params(con, sqlfiles.split_statements(sqlfiles.read("ingest/chrome_finish.sql")),
                         {"trace_id": trace_id})
@@ -103,12 +116,32 @@ def load_file(con: duckdb.DuckDBPyConnection, path: str | Path, *, name: str | N
         platform = con.execute("SELECT platform FROM traces WHERE trace_id = ?", [trace_id]).fetchone()[0]
         con.execute("COMMIT")
     except BaseException:
-        if writer is not None:
-            writer.abort()
         con.execute("ROLLBACK")
         raise
     return LoadOutcome(path, name, "replaced" if clash else "loaded", trace_id, result.event_count,
                        result.rejected, result.complete, result.problem, platform, seconds, size)
+
+
+def _stage_events(con: duckdb.DuckDBPyConnection, path: Path, trace_id: int, raw: RawEvents | None,
+                  progress: ProgressFn | None) -> ChromeResult:
+    """Stage the trace's events (sql/ingest/chrome_stage.sql): in bulk if the file allows, else streaming."""
+    if raw is not None:
+        try:
+            return type_bulk(con, raw, trace_id)
+        except NotBulk:
+            discard_bulk(con, trace_id)
+    writer = BatchWriter(con, trace_id)
+    stream = TraceStream(path)
+    try:
+        on_events = (lambda n: progress(stream.disk.bytes_read, n)) if progress else None
+        result = read_chrome_trace(stream, writer.put, on_events)
+    except BaseException:
+        writer.abort()
+        raise
+    finally:
+        stream.close()
+    writer.close()
+    return result
 
 
 def _store_metadata(con: duckdb.DuckDBPyConnection, trace_id: int, result: ChromeResult) -> None:

@@ -1,10 +1,12 @@
-"""Batched, columnar writes into the load's transaction, overlapping the parse.
+"""Batched, columnar staging of parsed events, overlapping the parse.
 
 The parser hands over one batch of columns at a time; the batch becomes an Arrow table in the
-parser's thread (cheap, and it frees the Python lists), and a writer thread registers it as
-_staging_events and runs the split statements of sql/ingest. DuckDB releases the GIL while it
-works, so the next batch parses meanwhile. The queue holds at most two batches, which bounds
-memory.
+parser's thread (cheap, and it frees the Python lists), and a writer thread appends it to the
+temporary table _staging_events (sql/ingest/chrome_stage.sql) (rejections go straight to rejected_events). DuckDB releases the
+GIL while it works, so the next batch parses meanwhile. The queue holds at most two batches, and
+the staging table lives in DuckDB's buffer pool, which spills to disk under the memory limit:
+memory stays bounded whatever the trace size. Typing the staged events into the event tables is
+one set of statements for the whole trace (sql/ingest/chrome_split.sql), run by the loader.
 """
 
 from __future__ import annotations
@@ -14,9 +16,6 @@ import threading
 
 import duckdb
 import pyarrow as pa
-
-from .. import sqlfiles
-from ..db import run_with_params
 
 STAGING_SCHEMA = pa.schema([
     ("event_id", pa.int64()), ("ts_ns", pa.int64()), ("dur_ns", pa.int64()), ("args", pa.string()),
@@ -30,10 +29,9 @@ _STOP = object()
 class BatchWriter:
     """Writes staging batches of one trace through a background thread."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, trace_id: int, split_sql: str):
+    def __init__(self, con: duckdb.DuckDBPyConnection, trace_id: int):
         self.con = con
         self.trace_id = trace_id
-        self.statements = sqlfiles.split_statements(sqlfiles.read(split_sql))
         self._queue: queue.Queue = queue.Queue(maxsize=2)
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="tracedb-writer", daemon=True)
@@ -75,11 +73,11 @@ class BatchWriter:
             staging, rejected = item
             try:
                 if staging.num_rows:
-                    self.con.register("_staging_events", staging)
+                    self.con.register("_staging_batch", staging)
                     try:
-                        run_with_params(self.con, self.statements, params)
+                        self.con.execute("INSERT INTO _staging_events SELECT * FROM _staging_batch")
                     finally:
-                        self.con.unregister("_staging_events")
+                        self.con.unregister("_staging_batch")
                 if rejected is not None:
                     self.con.register("_rejected_batch", rejected)
                     try:

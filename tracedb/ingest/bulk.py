@@ -1,0 +1,296 @@
+"""Bulk reading of a well-formed Chrome trace: DuckDB's JSON reader splits and parses the events.
+
+Two steps:
+
+1. read_raw, before the load's transaction: a feeder thread cuts the bytes of the event list
+   (decompressed, without the metadata around it) into segment files of about SEGMENT bytes, each
+   a JSON array of whole events, and read_json_objects appends each to the temporary table _raw:
+   one row per event with its exact text, in file order, so that the rowid is the event's index.
+   The next segment is written while DuckDB parses the current one. (DuckDB keeps everything it
+   reads from a pipe in memory, hence files; segments keep the disk use small.)
+2. type_bulk, inside the transaction: sql/ingest/chrome_bulk.sql types the events from their text
+   and flags the few SQL cannot type exactly; those go through the streaming reader's EventStager,
+   so an event is typed the same way whichever path reads it. Both meet in _typed_all
+   (sql/ingest/chrome_stage.sql) for the split.
+
+A file that does not read cleanly from start to end (truncated, a syntax error, NaN, metadata the
+feeder cannot place, an event list it cannot cut) raises NotBulk in step 1 or 2, before anything is
+written: the loader then reads it with the streaming reader, which keeps every complete event and
+reports where the file broke. Step 1 runs outside the transaction because a DuckDB error aborts
+the transaction it happens in.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import tempfile
+import threading
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Callable
+
+import duckdb
+import pyarrow as pa
+
+from .. import sqlfiles
+from ..db import run_with_params
+from .chrome import ChromeResult, EventStager
+from .layout import TopLevelCapture
+from .source import TraceStream
+from .writer import REJECTED_SCHEMA, STAGING_SCHEMA
+
+CHUNK = 1 << 20
+SEGMENT = 32 << 20  # bytes of events per segment file
+HOLD = 4 << 20  # bytes kept back until the end of the event list is known
+EXACT_BATCH = 10_000
+# Where one event ends and the next begins: "}" "," "{", with the whitespace that comes before the
+# list's first event (Kineto: a newline and two spaces, which nested objects do not have). A cut
+# inside a string or a nested object breaks the segment: DuckDB rejects it and the streaming
+# reader takes over.
+_LEAD = re.compile(rb"\[([ \t\r\n]*)\{")
+
+ProgressFn = Callable[[int, int], None]  # (disk bytes read, events so far: estimated here)
+
+
+class NotBulk(Exception):
+    """The file cannot be read in bulk; the streaming reader takes over."""
+
+
+@dataclass
+class RawEvents:
+    """What read_raw leaves besides _raw."""
+    count: int
+    first_rowid: int
+    kind: str  # "object" or "array"
+    metadata: list[tuple[str, object]]
+    disk_bytes: int
+
+
+def read_raw(con: duckdb.DuckDBPyConnection, path: Path, progress: ProgressFn | None = None) -> RawEvents:
+    """Read the event texts of the trace at path into _raw (outside any transaction)."""
+    with tempfile.TemporaryDirectory(prefix="tracedb-") as tmp:
+        feeder = _Feeder(path, Path(tmp), progress)
+        feeder.start()
+        con.execute("CREATE OR REPLACE TEMP TABLE _raw (raw JSON)")
+        try:
+            while (segment := feeder.segments.get()) is not None:
+                con.execute("INSERT INTO _raw SELECT json FROM "
+                            f"read_json_objects('{_quote(str(segment))}', format = 'array')")
+                segment.unlink()
+        except duckdb.Error as exc:
+            feeder.cancel()
+            drop_raw(con)
+            raise NotBulk(" ".join(str(exc).split())[:200]) from None
+        finally:
+            feeder.cancel()
+            feeder.join()
+    if feeder.problem:
+        drop_raw(con)
+        raise NotBulk(feeder.problem)
+    # Insertion order is preserved, so the event index is the rowid less the first one.
+    low, high, count = con.execute("SELECT min(rowid), max(rowid), count(*) FROM _raw").fetchone()
+    if count and high - low + 1 != count:
+        drop_raw(con)
+        raise NotBulk("rowids of _raw are not contiguous")
+    return RawEvents(count, low or 0, feeder.kind, feeder.capture.metadata(), feeder.disk_bytes)
+
+
+def drop_raw(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("DROP TABLE IF EXISTS _raw")
+
+
+def type_bulk(con: duckdb.DuckDBPyConnection, raw: RawEvents, trace_id: int) -> ChromeResult:
+    """Type the events of _raw into _bulk, seen through _typed_all (the flagged ones go to _staging_events)."""
+    run_with_params(con, sqlfiles.split_statements(sqlfiles.read("ingest/chrome_bulk.sql")),
+                    {"first_rowid": raw.first_rowid})
+    with_ph = con.execute("SELECT count(*) FILTER (WHERE has_ph) FROM _bulk").fetchone()[0]
+    stager = EventStager()
+    _stage_exact(con, stager, trace_id)
+    if raw.kind == "array" and not (with_ph or stager.has_event):
+        raise NotBulk("no object with a ph key")  # the streaming reader names the problem
+    return ChromeResult(event_count=raw.count, rejected=stager.rejected_total, metadata=raw.metadata)
+
+
+def discard_bulk(con: duckdb.DuckDBPyConnection, trace_id: int) -> None:
+    """Undo a type_bulk that raised NotBulk: its own tables and whatever it staged."""
+    con.execute("CREATE OR REPLACE TEMP VIEW _typed_all AS SELECT * FROM _typed")
+    for name in ("_raw", "_bulk", "_flagged"):
+        con.execute(f"DROP TABLE IF EXISTS {name}")
+    con.execute("DELETE FROM _typed")
+    con.execute("DELETE FROM _staging_events")
+    con.execute("DELETE FROM rejected_events WHERE trace_id = ?", [trace_id])
+
+
+def _quote(text: str) -> str:
+    return text.replace("'", "''")
+
+
+def _nan(text: str):
+    raise NotBulk(f"{text} is not JSON")
+
+
+def _stage_exact(con: duckdb.DuckDBPyConnection, stager: EventStager, trace_id: int) -> None:
+    """Type the flagged events in Python, EXACT_BATCH at a time."""
+    # Pages by rowid through the flagged events alone: the load's connection must also write
+    # between pages, and a rowid range reads only its own row groups.
+    base, total = con.execute("SELECT coalesce(min(rowid), 0), count(*) FROM _flagged").fetchone()
+    for first in range(base, base + total, EXACT_BATCH):
+        rows = con.execute("SELECT event_id, raw FROM _flagged WHERE rowid >= ? AND rowid < ? ORDER BY rowid",
+                           [first, first + EXACT_BATCH]).fetchall()
+        for event_id, raw in rows:
+            try:
+                ev = json.loads(raw, parse_float=Decimal, parse_constant=_nan)
+            except RecursionError:
+                stager.reject(event_id, "args nested too deeply (more than 254 levels)", raw)
+                continue
+            stager.add(event_id, ev)
+        batch = stager.take()
+        con.register("_exact_batch", pa.table(batch["staging"], schema=STAGING_SCHEMA))
+        con.register("_rejected_batch", pa.table(batch["rejected"], schema=REJECTED_SCHEMA))
+        try:
+            con.execute("INSERT INTO _staging_events SELECT * FROM _exact_batch")
+            con.execute("INSERT INTO rejected_events SELECT ?, event_id, reason, raw FROM _rejected_batch",
+                        [trace_id])
+        finally:
+            con.unregister("_exact_batch")
+            con.unregister("_rejected_batch")
+    con.execute("DROP TABLE _flagged")
+
+
+class _Feeder(threading.Thread):
+    """Cuts the event list into segment files, each "[" + whole events + "]", for read_raw.
+
+    Segments go through a queue of one, so at most two exist at a time; None ends the queue.
+    """
+
+    def __init__(self, path: Path, tmp: Path, progress: ProgressFn | None):
+        super().__init__(name="tracedb-feeder", daemon=True)
+        self.path = path
+        self.tmp = tmp
+        self.progress = progress
+        self.capture = TopLevelCapture()
+        self.segments: queue.Queue = queue.Queue(maxsize=1)
+        self.kind: str | None = None
+        self.problem: str | None = None
+        self.disk_bytes = 0
+        self._cancelled = threading.Event()
+        self._written = 0
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+        try:  # unblock a feeder waiting to queue a segment
+            while True:
+                self.segments.get_nowait()
+        except queue.Empty:
+            pass
+
+    def run(self) -> None:
+        try:
+            self._feed()
+        except Exception as exc:  # a file-level problem: the streaming reader will name it
+            self.problem = str(exc) or type(exc).__name__
+        finally:
+            self._put(None)
+
+    def _put(self, item) -> None:
+        while not self._cancelled.is_set():
+            try:
+                self.segments.put(item, timeout=0.1)
+                return
+            except queue.Full:
+                continue
+
+    def _emit(self, body: bytes | bytearray, opened: bool, closed: bool) -> None:
+        """Write one segment file: body plus the brackets it lacks."""
+        path = self.tmp / f"segment-{self._written}.json"
+        self._written += 1
+        with open(path, "wb") as out:
+            if not opened:
+                out.write(b"[")
+            out.write(body)
+            if not closed:
+                out.write(b"]")
+        self._put(path)
+
+    def _feed(self) -> None:
+        stream = TraceStream(self.path)
+        stream.observer = self.capture
+        capture = self.capture
+        pending = bytearray()  # list bytes not yet in a segment
+        pending_at = None  # stream offset of pending[0], once the list has started
+        opened = True  # pending starts with the list's own "["
+        boundary = None  # pattern between two events, learnt from the first one
+        events = 0
+        try:
+            while not self._cancelled.is_set():
+                start = stream.offset
+                chunk = stream.read(CHUNK)
+                if not chunk:
+                    break
+                self.kind = self.kind or capture.kind
+                if pending_at is None:
+                    if self.kind == "array":
+                        pending_at = start + chunk.index(b"[")
+                    elif self.kind == "object" and capture.events_start is not None:
+                        # the list's "[" is in this chunk: the head is scanned chunk by chunk
+                        pending_at = capture.events_start - 1
+                    elif self.kind not in (None, "object"):
+                        raise ValueError("not a JSON object or array")
+                    else:
+                        continue
+                    chunk = chunk[pending_at - start:]
+                pending += chunk
+                events += chunk.count(b'"ph"')
+                if len(pending) > SEGMENT + HOLD:
+                    if boundary is None:
+                        lead = _LEAD.match(pending)
+                        if lead is None:
+                            raise ValueError("the event list does not start with an object")
+                        boundary = re.compile(rb"\}\s*(,)" + re.escape(lead.group(1)) + rb"\{")
+                    cut = _last_boundary(boundary, pending, len(pending) - HOLD)
+                    if cut is None:
+                        raise ValueError("no boundary between events in a whole segment")
+                    self._emit(memoryview(pending)[:cut], opened, closed=False)
+                    del pending[:cut + 1]  # the comma goes
+                    pending_at += cut + 1
+                    opened = False
+                    capture.keep_after(pending_at)
+                self.disk_bytes = stream.disk.bytes_read
+                if self.progress:
+                    self.progress(self.disk_bytes, events)
+            if self._cancelled.is_set():
+                return
+            if stream.read_error:
+                raise ValueError(stream.read_error)
+            if pending_at is None:
+                raise ValueError(capture.problem or "no event list")
+            if self.kind == "object":
+                capture.finish(True)
+                if capture.events_end is None:
+                    raise ValueError(capture.problem or "no end of the traceEvents list")
+                if capture.events_end < pending_at:
+                    raise ValueError("more metadata after the traceEvents list than the feeder holds back")
+                del pending[capture.events_end + 1 - pending_at:]
+            self._emit(pending, opened, closed=True)
+        finally:
+            stream.close()
+
+
+def _last_boundary(boundary: re.Pattern, data: bytearray, before: int) -> int | None:
+    """Offset of the comma of the last event boundary that starts before `before`."""
+    window = 1 << 16
+    start = before
+    while start > 0:
+        start = max(0, start - window)
+        found = None
+        for m in boundary.finditer(data, start, before + 256):
+            if m.start() < before:
+                found = m.start(1)
+        if found is not None:
+            return found
+        window *= 2
+    return None
