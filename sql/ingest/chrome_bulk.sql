@@ -15,7 +15,7 @@
 --   dur_ns        exact duration in integer nanoseconds, likewise
 --   dest          the event table the event goes to
 --   rest          the event's text when it has keys its table has no column for (they go to its
---                 extra), or when it needs Python; else NULL
+--                 extra; a key with a null value counts as one), or when it needs Python; else NULL
 --   needs_python  SQL cannot type the event exactly: not an object; ts or dur missing from the
 --                 text, with an exponent or sub-nanosecond digits, out of range, negative (dur) or
 --                 null (dur); a number elsewhere that a double cannot hold exactly (16 digits or
@@ -32,13 +32,15 @@
 
 CREATE OR REPLACE TEMP TABLE _bulk AS
 SELECT event_id, f, f.ph IS NOT NULL AS has_ph, ts_ns, dur_ns, dest,
-       CASE WHEN needs_python OR NOT list_has_all(
-                CASE dest
-                    WHEN 'flows' THEN ['ph', 'cat', 'name', 'pid', 'tid', 'ts', 'dur', 'args', 'id', 'bp']
-                    WHEN 'instants' THEN ['ph', 'cat', 'name', 'pid', 'tid', 'ts', 'dur', 'args', 's']
-                    WHEN 'other_events' THEN ['ph', 'cat', 'name', 'pid', 'tid', 'ts', 'dur', 'args', 'id']
-                    ELSE ['ph', 'cat', 'name', 'pid', 'tid', 'ts', 'dur', 'args'] END,
-                json_keys(raw))
+       -- more keys than the table has columns for: count the keys against the known ones present
+       CASE WHEN needs_python OR len(json_keys(raw)) >
+                (f.ph IS NOT NULL)::INT + (f.cat IS NOT NULL)::INT + (f.name IS NOT NULL)::INT
+                + (f.pid IS NOT NULL)::INT + (f.tid IS NOT NULL)::INT + (f.ts IS NOT NULL)::INT
+                + (f.dur IS NOT NULL)::INT + (f.args IS NOT NULL)::INT
+                + CASE dest WHEN 'flows' THEN (f.id IS NOT NULL)::INT + (f.bp IS NOT NULL)::INT
+                            WHEN 'instants' THEN (f.s IS NOT NULL)::INT
+                            WHEN 'other_events' THEN (f.id IS NOT NULL)::INT
+                            ELSE 0 END
             THEN raw END AS rest,
        needs_python
 FROM (

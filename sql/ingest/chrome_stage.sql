@@ -1,5 +1,6 @@
--- Staging objects of one load of a Chrome trace, created by the loader before the events are read
--- (tracedb.ingest.loader) and dropped after the split (sql/ingest/chrome_split.sql). Both readers
+-- Staging objects of one load of a Chrome trace, created by the loader before the events are read,
+-- outside the load's transaction (tracedb.ingest.loader: staged rows then spill to disk freely),
+-- and dropped after the split (sql/ingest/chrome_split.sql). Both readers
 -- end in _typed_all, which the split reads: the bulk reader types most events straight from their
 -- text (sql/ingest/chrome_bulk.sql, which redefines _typed_all to add them); the events the
 -- streaming reader or the exact Python path parse go through _staging_events and are typed into
@@ -11,6 +12,11 @@
 --   dur_ns    exact duration in integer nanoseconds (NULL when the event has no dur)
 --   args      the event's args as JSON text, digits exactly as in the file
 --   rest      every other key of the event (ph, cat, name, pid, tid, id, ...) as JSON text
+--
+-- _staging_rejected columns (events set aside, for rejected_events):
+--   event_id  index of the event in the file's event list
+--   reason    why the event cannot be typed
+--   raw       the event as JSON text
 --
 -- _typed columns (one row per event, ready for the event tables):
 --   event_id  index of the event in the file's event list
@@ -54,6 +60,8 @@ CREATE OR REPLACE TEMP MACRO _extra(rest, patch) AS
 CREATE OR REPLACE TEMP TABLE _staging_events (
     event_id BIGINT, ts_ns BIGINT, dur_ns BIGINT, args VARCHAR, rest VARCHAR
 );
+
+CREATE OR REPLACE TEMP TABLE _staging_rejected (event_id BIGINT, reason VARCHAR, raw VARCHAR);
 
 CREATE OR REPLACE TEMP TABLE _typed (
     event_id BIGINT, ts_ns BIGINT, dur_ns BIGINT,

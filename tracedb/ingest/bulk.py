@@ -44,7 +44,7 @@ from .source import TraceStream
 from .writer import REJECTED_SCHEMA, STAGING_SCHEMA
 
 CHUNK = 1 << 20
-SEGMENT = 32 << 20  # bytes of events per segment file
+SEGMENT = 16 << 20  # bytes of events per segment file
 HOLD = 4 << 20  # bytes kept back until the end of the event list is known
 EXACT_BATCH = 10_000
 # Where one event ends and the next begins: "}" "," "{", with the whitespace that comes before the
@@ -75,6 +75,7 @@ def read_raw(con: duckdb.DuckDBPyConnection, path: Path, progress: ProgressFn | 
     with tempfile.TemporaryDirectory(prefix="tracedb-") as tmp:
         feeder = _Feeder(path, Path(tmp), progress)
         feeder.start()
+        con.execute("SET preserve_insertion_order = true")  # the rowid is the event index
         con.execute("CREATE OR REPLACE TEMP TABLE _raw (raw JSON)")
         try:
             while (segment := feeder.segments.get()) is not None:
@@ -103,26 +104,33 @@ def drop_raw(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("DROP TABLE IF EXISTS _raw")
 
 
-def type_bulk(con: duckdb.DuckDBPyConnection, raw: RawEvents, trace_id: int) -> ChromeResult:
+def drop_staging(con: duckdb.DuckDBPyConnection) -> None:
+    """Drop every staging object of a load, whichever path and step it stopped at."""
+    con.execute("DROP VIEW IF EXISTS _typed_all")
+    for name in ("_raw", "_bulk", "_flagged", "_typed", "_staging_events", "_staging_rejected"):
+        con.execute(f"DROP TABLE IF EXISTS {name}")
+
+
+def type_bulk(con: duckdb.DuckDBPyConnection, raw: RawEvents) -> ChromeResult:
     """Type the events of _raw into _bulk, seen through _typed_all (the flagged ones go to _staging_events)."""
     run_with_params(con, sqlfiles.split_statements(sqlfiles.read("ingest/chrome_bulk.sql")),
                     {"first_rowid": raw.first_rowid})
     with_ph = con.execute("SELECT count(*) FILTER (WHERE has_ph) FROM _bulk").fetchone()[0]
     stager = EventStager()
-    _stage_exact(con, stager, trace_id)
+    _stage_exact(con, stager)
     if raw.kind == "array" and not (with_ph or stager.has_event):
         raise NotBulk("no object with a ph key")  # the streaming reader names the problem
     return ChromeResult(event_count=raw.count, rejected=stager.rejected_total, metadata=raw.metadata)
 
 
-def discard_bulk(con: duckdb.DuckDBPyConnection, trace_id: int) -> None:
+def discard_bulk(con: duckdb.DuckDBPyConnection) -> None:
     """Undo a type_bulk that raised NotBulk: its own tables and whatever it staged."""
     con.execute("CREATE OR REPLACE TEMP VIEW _typed_all AS SELECT * FROM _typed")
     for name in ("_raw", "_bulk", "_flagged"):
         con.execute(f"DROP TABLE IF EXISTS {name}")
     con.execute("DELETE FROM _typed")
     con.execute("DELETE FROM _staging_events")
-    con.execute("DELETE FROM rejected_events WHERE trace_id = ?", [trace_id])
+    con.execute("DELETE FROM _staging_rejected")
 
 
 def _quote(text: str) -> str:
@@ -133,7 +141,7 @@ def _nan(text: str):
     raise NotBulk(f"{text} is not JSON")
 
 
-def _stage_exact(con: duckdb.DuckDBPyConnection, stager: EventStager, trace_id: int) -> None:
+def _stage_exact(con: duckdb.DuckDBPyConnection, stager: EventStager) -> None:
     """Type the flagged events in Python, EXACT_BATCH at a time."""
     # Pages by rowid through the flagged events alone: the load's connection must also write
     # between pages, and a rowid range reads only its own row groups.
@@ -153,8 +161,7 @@ def _stage_exact(con: duckdb.DuckDBPyConnection, stager: EventStager, trace_id: 
         con.register("_rejected_batch", pa.table(batch["rejected"], schema=REJECTED_SCHEMA))
         try:
             con.execute("INSERT INTO _staging_events SELECT * FROM _exact_batch")
-            con.execute("INSERT INTO rejected_events SELECT ?, event_id, reason, raw FROM _rejected_batch",
-                        [trace_id])
+            con.execute("INSERT INTO _staging_rejected SELECT * FROM _rejected_batch")
         finally:
             con.unregister("_exact_batch")
             con.unregister("_rejected_batch")

@@ -21,7 +21,7 @@ from .. import __version__, sqlfiles
 from ..db import run_with_params
 from ..errors import TracedbError
 from ..jsontext import dumps as json_text
-from .bulk import NotBulk, RawEvents, discard_bulk, drop_raw, read_raw, type_bulk
+from .bulk import NotBulk, RawEvents, discard_bulk, drop_staging, read_raw, type_bulk
 from .chrome import ChromeResult, read_chrome_trace, require_c_backend
 from .source import TraceStream, check_file, sha256_of
 from .writer import BatchWriter
@@ -79,19 +79,26 @@ def load_file(con: duckdb.DuckDBPyConnection, path: str | Path, *, name: str | N
 
     started = time.perf_counter()
     try:
+        # Staging runs outside the transaction, where DuckDB spills staged rows to disk freely and
+        # where a DuckDB error (the bulk reader meeting a broken file) does not abort the load.
+        run_with_params(con, sqlfiles.split_statements(sqlfiles.read("ingest/chrome_stage.sql")), {})
         try:
-            raw = read_raw(con, path, progress)  # outside the transaction: see tracedb.ingest.bulk
+            raw, streamed = read_raw(con, path, progress), None
         except NotBulk:
-            raw = None
-        outcome = _load_in_transaction(con, path, name, digest, size, clash, raw, progress, started)
+            raw, streamed = None, _stream_events(con, path, progress)
+        # Row order within the event tables carries no meaning (event_id does): letting DuckDB
+        # write them in any order makes the split faster.
+        con.execute("SET preserve_insertion_order = false")
+        outcome = _load_in_transaction(con, path, name, digest, size, clash, raw, streamed, progress, started)
     finally:
-        drop_raw(con)
+        con.execute("RESET preserve_insertion_order")
+        drop_staging(con)
     return outcome
 
 
 def _load_in_transaction(con: duckdb.DuckDBPyConnection, path: Path, name: str, digest: str, size: int,
-                         clash, raw: RawEvents | None, progress: ProgressFn | None,
-                         started: float) -> LoadOutcome:
+                         clash, raw: RawEvents | None, streamed: ChromeResult | None,
+                         progress: ProgressFn | None, started: float) -> LoadOutcome:
     con.execute("BEGIN TRANSACTION")
     try:
         if clash:
@@ -101,8 +108,7 @@ def _load_in_transaction(con: duckdb.DuckDBPyConnection, path: Path, name: str, 
             "INSERT INTO traces (trace_id, name, source_path, sha256, file_bytes, format, tracedb_version) "
             "VALUES (?, ?, ?, ?, ?, 'kineto', ?)",
             [trace_id, name, str(path.resolve()), digest, size, __version__])
-        run_with_params(con, sqlfiles.split_statements(sqlfiles.read("ingest/chrome_stage.sql")), {})
-        result = _stage_events(con, path, trace_id, raw, progress)
+        result = streamed or _type_bulk(con, path, raw, progress)
         run_with_params(con, sqlfiles.split_statements(sqlfiles.read("ingest/chrome_split.sql")),
                         {"trace_id": trace_id})
         _store_metadata(con, trace_id, result)
@@ -122,15 +128,18 @@ def _load_in_transaction(con: duckdb.DuckDBPyConnection, path: Path, name: str, 
                        result.rejected, result.complete, result.problem, platform, seconds, size)
 
 
-def _stage_events(con: duckdb.DuckDBPyConnection, path: Path, trace_id: int, raw: RawEvents | None,
-                  progress: ProgressFn | None) -> ChromeResult:
-    """Stage the trace's events (sql/ingest/chrome_stage.sql): in bulk if the file allows, else streaming."""
-    if raw is not None:
-        try:
-            return type_bulk(con, raw, trace_id)
-        except NotBulk:
-            discard_bulk(con, trace_id)
-    writer = BatchWriter(con, trace_id)
+def _type_bulk(con: duckdb.DuckDBPyConnection, path: Path, raw: RawEvents,
+               progress: ProgressFn | None) -> ChromeResult:
+    try:
+        return type_bulk(con, raw)
+    except NotBulk:  # NaN in an event: read like any broken file
+        discard_bulk(con)
+        return _stream_events(con, path, progress)
+
+
+def _stream_events(con: duckdb.DuckDBPyConnection, path: Path, progress: ProgressFn | None) -> ChromeResult:
+    """Stage the trace's events with the streaming reader (sql/ingest/chrome_stage.sql)."""
+    writer = BatchWriter(con)
     stream = TraceStream(path)
     try:
         on_events = (lambda n: progress(stream.disk.bytes_read, n)) if progress else None

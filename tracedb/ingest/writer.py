@@ -2,7 +2,7 @@
 
 The parser hands over one batch of columns at a time; the batch becomes an Arrow table in the
 parser's thread (cheap, and it frees the Python lists), and a writer thread appends it to the
-temporary table _staging_events (sql/ingest/chrome_stage.sql) (rejections go straight to rejected_events). DuckDB releases the
+temporary tables _staging_events and _staging_rejected (sql/ingest/chrome_stage.sql). DuckDB releases the
 GIL while it works, so the next batch parses meanwhile. The queue holds at most two batches, and
 the staging table lives in DuckDB's buffer pool, which spills to disk under the memory limit:
 memory stays bounded whatever the trace size. Typing the staged events into the event tables is
@@ -29,9 +29,8 @@ _STOP = object()
 class BatchWriter:
     """Writes staging batches of one trace through a background thread."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, trace_id: int):
+    def __init__(self, con: duckdb.DuckDBPyConnection):
         self.con = con
-        self.trace_id = trace_id
         self._queue: queue.Queue = queue.Queue(maxsize=2)
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="tracedb-writer", daemon=True)
@@ -63,7 +62,6 @@ class BatchWriter:
         self._thread.join()
 
     def _run(self) -> None:
-        params = {"trace_id": self.trace_id}
         while True:
             item = self._queue.get()
             if item is _STOP:
@@ -81,8 +79,7 @@ class BatchWriter:
                 if rejected is not None:
                     self.con.register("_rejected_batch", rejected)
                     try:
-                        self.con.execute("INSERT INTO rejected_events SELECT $trace_id, event_id, reason, raw "
-                                         "FROM _rejected_batch", params)
+                        self.con.execute("INSERT INTO _staging_rejected SELECT * FROM _rejected_batch")
                     finally:
                         self.con.unregister("_rejected_batch")
             except BaseException as exc:  # reported to the parser thread by put()/close()

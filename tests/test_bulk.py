@@ -1,0 +1,116 @@
+"""The bulk reader (DuckDB's JSON reader) and the streaming reader must fill identical tables."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+import pytest
+
+from conftest import KINETO, write_trace
+from tracedb.db import open_db
+from tracedb.ingest import bulk, loader
+
+# Columns that describe the load itself rather than the file.
+_LOAD_COLUMNS = {"loaded_at", "load_seconds"}
+
+
+def _snapshot(con) -> dict:
+    """Every row of every per-trace table, JSON columns parsed with exact numbers."""
+    out = {}
+    for table in loader.trace_tables(con):
+        cols = [r[0] for r in con.execute(
+            "SELECT column_name FROM duckdb_columns() WHERE table_name = ? ORDER BY column_index", [table]
+        ).fetchall() if r[0] not in _LOAD_COLUMNS]
+        types = dict(con.execute("SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ?",
+                                 [table]).fetchall())
+        rows = con.execute(f'SELECT {", ".join(chr(34) + c + chr(34) for c in cols)} FROM {table} '
+                           f'ORDER BY ALL').fetchall()
+        parsed = []
+        for row in rows:
+            parsed.append(tuple(json.loads(v, parse_float=Decimal) if types[c] == "JSON" and v is not None else v
+                                for c, v in zip(cols, row)))
+        out[table] = parsed
+    return out
+
+
+def _load_both(tmp_path, path, monkeypatch):
+    bulk_con = open_db(tmp_path / "bulk.duckdb")
+    streamed = []
+    real_stream = loader._stream_events
+
+    def spy(*args, **kwargs):
+        streamed.append(True)
+        return real_stream(*args, **kwargs)
+
+    monkeypatch.setattr(loader, "_stream_events", spy)
+    loader.load_file(bulk_con, path)
+    assert not streamed, "the bulk reader fell back to the streaming reader"
+    monkeypatch.undo()
+
+    stream_con = open_db(tmp_path / "stream.duckdb")
+
+    def no_bulk(*args, **kwargs):
+        raise bulk.NotBulk("forced")
+
+    monkeypatch.setattr(loader, "read_raw", no_bulk)
+    loader.load_file(stream_con, path)
+    return bulk_con, stream_con
+
+
+@pytest.mark.parametrize("path", KINETO, ids=lambda p: p.name)
+def test_bulk_and_streaming_fill_identical_tables(tmp_path, path, monkeypatch):
+    bulk_con, stream_con = _load_both(tmp_path, path, monkeypatch)
+    assert _snapshot(bulk_con) == _snapshot(stream_con)
+
+
+def test_segments_cut_between_events(tmp_path, monkeypatch):
+    """Tiny segments: every cut falls between two events, and no event is lost or doubled."""
+    path = next(p for p in KINETO if p.name.startswith("h100"))
+    monkeypatch.setattr(bulk, "SEGMENT", 4096)
+    monkeypatch.setattr(bulk, "HOLD", 1024)
+    bulk_con, stream_con = _load_both(tmp_path, path, monkeypatch)
+    assert _snapshot(bulk_con) == _snapshot(stream_con)
+
+
+def test_events_sql_cannot_take_exactly(tmp_path, monkeypatch):
+    """Sub-nanosecond digits, exponents, long numbers, a nested ts first, a null dur, a string ts:
+    typed in Python, exactly as the streaming reader types them."""
+    events = [
+        {"ph": "X", "cat": "kernel", "name": "a", "pid": 0, "tid": 1, "ts": 1699529622790614.8, "dur": 2.5,
+         "args": {"correlation": 1}},
+        {"ph": "X", "cat": "kernel", "name": "b", "pid": 0, "tid": 1, "ts": 10.12345, "dur": 1e1,
+         "args": {"x": 0.1000000000000000055511151231257827}},
+        {"ph": "X", "cat": "cpu_op", "name": "c", "pid": 0, "tid": 1, "args": {"ts": 5}, "ts": 7, "dur": 1},
+        {"ph": "X", "cat": "cpu_op", "name": "d", "pid": 0, "tid": 1, "ts": 8, "dur": None},
+        "not an object",
+        {"ph": "X", "cat": "cpu_op", "name": "e", "pid": 0, "tid": 1, "ts": "1699529622790614.8", "dur": 3},
+        {"ph": "X", "cat": "cpu_op", "name": "f", "pid": 0, "tid": 1, "ts": 9, "dur": -1},
+        {"ph": "i", "name": "g", "pid": 0, "tid": 1, "ts": 11, "s": "t", "extra": [1, 2]},
+        {"ph": "X", "cat": "kernel", "name": "h", "pid": 0, "tid": 1, "ts": 12, "dur": 1,
+         "args": {"big": 123456789012345678901234567890}},
+    ]
+    text = json.dumps({"traceEvents": events}, indent=1)
+    path = tmp_path / "exact.json"
+    path.write_text(text.replace('"dur": 10.0', '"dur": 1e1'))  # json.dumps would write 10.0
+    bulk_con, stream_con = _load_both(tmp_path, path, monkeypatch)
+    assert _snapshot(bulk_con) == _snapshot(stream_con)
+    ts = dict(bulk_con.execute("SELECT name, ts_ns FROM all_events").fetchall())
+    assert ts["a"] == 1699529622790614800 and ts["e"] == 1699529622790614800
+    assert ts["b"] == 10123  # 10.12345 µs, half to even
+    assert ts["c"] == 7000  # the top-level ts, not the nested one
+    reasons = sorted(r[0] for r in bulk_con.execute("SELECT reason FROM rejected_events").fetchall())
+    assert reasons == ["dur is negative (-1)", "dur is null", "event is not a JSON object",
+                       "integer beyond 64 bits"]
+
+
+def test_nan_falls_back_to_the_streaming_reader(tmp_path):
+    path = write_trace(tmp_path / "nan.json", [
+        {"ph": "X", "cat": "kernel", "name": "a", "pid": 0, "tid": 1, "ts": 1, "dur": 1},
+        {"ph": "X", "cat": "kernel", "name": "b", "pid": 0, "tid": 1, "ts": 2, "dur": 1},
+    ])
+    path.write_text(path.read_text().replace('"dur": 1}]', '"dur": NaN}]'))
+    con = open_db(tmp_path / "t.duckdb")
+    out = loader.load_file(con, path)
+    assert out.events == 1 and not out.complete and "JSON error" in out.problem
+    assert con.execute("SELECT name FROM kernels").fetchall() == [("a",)]
