@@ -33,7 +33,7 @@ DbOption = Annotated[Optional[Path], typer.Option(
     "--db", help="Database file (default: $TRACEDB_DB or ./tracedb.duckdb).", show_default=False)]
 FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 
-# Memory DuckDB may use while loading; the parse itself stays bounded by its batch size.
+# Memory DuckDB may use while loading; staged events beyond it spill to disk (see tracedb.ingest.bulk).
 LOAD_MEMORY_LIMIT = "192MB"
 
 
