@@ -40,6 +40,19 @@ rows = load_file(con, sys.argv[1]).events
 con.close()
 """
 
+# The same load with the bulk reader turned off: the path a broken file takes.
+STREAMING_BODY = """
+from tracedb.cli import LOAD_MEMORY_LIMIT
+from tracedb.db import open_db
+from tracedb.ingest import bulk, loader
+def no_bulk(*args, **kwargs):
+    raise bulk.NotBulk("streaming benchmark")
+loader.read_raw = no_bulk
+con = open_db(sys.argv[2], memory_limit=LOAD_MEMORY_LIMIT)
+rows = loader.load_file(con, sys.argv[1]).events
+con.close()
+"""
+
 PEER_BODY = """
 from wafer_core.lib.trace_compare.loader import load_trace
 result = load_trace(sys.argv[1])
@@ -72,6 +85,8 @@ def main() -> None:
     ap.add_argument("--trace", help="use this trace instead of a synthetic one")
     ap.add_argument("--peer-python", help="python with wafer-core installed (default: bench/out/peer-venv)")
     ap.add_argument("--skip-peer", action="store_true", help="measure tracedb only")
+    ap.add_argument("--streaming", action="store_true",
+                    help="also measure tracedb's streaming reader (the path of broken files)")
     a = ap.parse_args()
 
     OUT.mkdir(exist_ok=True)
@@ -86,6 +101,11 @@ def main() -> None:
 
     ours = measure(sys.executable, TRACEDB_BODY, str(trace), str(db))
     rows = [("tracedb load", ours)]
+    if a.streaming:
+        for p in (db, Path(str(db) + ".wal")):
+            if p.exists():
+                p.unlink()
+        rows.append(("tracedb load, streaming reader", measure(sys.executable, STREAMING_BODY, str(trace), str(db))))
     if not a.skip_peer:
         rows.append(("wafer-core 0.1.62 load_trace", measure(peer_python(a.peer_python), PEER_BODY, str(trace))))
 
@@ -94,8 +114,8 @@ def main() -> None:
     print("|---|---:|---:|---:|")
     for label, r in rows:
         print(f"| {label} | {r['seconds']:.1f} | {r['peak_rss_mb']:.0f} | {r['rows']:,} |")
-    if len(rows) == 2:
-        peer = rows[1][1]
+    if not a.skip_peer:
+        peer = rows[-1][1]
         print(f"\ntracedb is {peer['seconds'] / ours['seconds']:.2f}x faster and uses "
               f"1/{peer['peak_rss_mb'] / ours['peak_rss_mb']:.1f} of the peak memory.")
 

@@ -20,7 +20,7 @@ from ..jsontext import fast_dumps
 from .layout import TopLevelCapture
 from .source import TraceStream
 
-BATCH_EVENTS = 50_000
+BATCH_EVENTS = 20_000
 READ_CHUNK = 1 << 20
 INT64_MAX = (1 << 63) - 1
 
