@@ -137,6 +137,11 @@ def run_with_params(con: duckdb.DuckDBPyConnection, statements: list[str], param
         con.execute(stmt, used or None)
 
 
+def run_file(con: duckdb.DuckDBPyConnection, rel: str, params: dict | None = None) -> None:
+    """Run the statements of sql/<rel> with run_with_params."""
+    run_with_params(con, sqlfiles.split_statements(sqlfiles.read(rel)), params or {})
+
+
 def migrate(con: duckdb.DuckDBPyConnection) -> None:
     version = schema_version(con)
     _refuse_newer(version)

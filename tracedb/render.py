@@ -11,7 +11,6 @@ import csv
 import datetime as dt
 import decimal
 import enum
-import io
 import json
 import sys
 from typing import Any, Sequence

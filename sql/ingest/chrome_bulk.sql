@@ -81,8 +81,6 @@ FROM (
     )
 );
 
-DROP TABLE _raw;
-
 -- The split reads the events typed here where they are, next to those typed from _staging_events.
 CREATE OR REPLACE TEMP VIEW _typed_all AS
 SELECT event_id, ts_ns, dur_ns, f.ph, f.cat, f.name, f.pid, f.tid, f.id, f.bp, f.s, f.args, rest, dest

@@ -124,9 +124,3 @@ SELECT $trace_id, event_id, ph, cat, name, ts_ns, dur_ns, pid, tid, id, args,
 FROM _typed_all WHERE dest = 'other_events';
 
 INSERT INTO rejected_events SELECT $trace_id, event_id, reason, raw FROM _staging_rejected;
-
-DROP VIEW _typed_all;
-DROP TABLE IF EXISTS _bulk;
-DROP TABLE _typed;
-DROP TABLE _staging_events;
-DROP TABLE _staging_rejected;

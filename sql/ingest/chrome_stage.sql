@@ -1,10 +1,10 @@
 -- Staging objects of one load of a Chrome trace, created by the loader before the events are read,
 -- outside the load's transaction (tracedb.ingest.loader: staged rows then spill to disk freely),
--- and dropped after the split (sql/ingest/chrome_split.sql). Both readers
--- end in _typed_all, which the split reads: the bulk reader types most events straight from their
--- text (sql/ingest/chrome_bulk.sql, which redefines _typed_all to add them); the events the
--- streaming reader or the exact Python path parse go through _staging_events and are typed into
--- _typed by the split's first statement.
+-- and dropped when the load ends, committed or not (tracedb.ingest.bulk.drop_staging).
+-- Both readers end in _typed_all, which the split reads: the bulk reader types most events
+-- straight from their text (sql/ingest/chrome_bulk.sql, which redefines _typed_all to add them);
+-- the events the streaming reader or the exact Python path parse go through _staging_events and
+-- are typed into _typed by the split's first statement.
 --
 -- _staging_events columns (one row per event parsed in Python, tracedb.ingest.chrome.EventStager):
 --   event_id  index of the event in the file's event list

@@ -23,7 +23,6 @@ the transaction it happens in.
 from __future__ import annotations
 
 import json
-import os
 import queue
 import re
 import tempfile
@@ -34,14 +33,12 @@ from pathlib import Path
 from typing import Callable
 
 import duckdb
-import pyarrow as pa
 
-from .. import sqlfiles
-from ..db import run_with_params
+from ..db import run_file
 from .chrome import ChromeResult, EventStager
 from .layout import TopLevelCapture
 from .source import TraceStream
-from .writer import REJECTED_SCHEMA, STAGING_SCHEMA
+from .writer import append_staged, to_arrow
 
 CHUNK = 1 << 20
 SEGMENT = 16 << 20  # bytes of events per segment file
@@ -53,7 +50,7 @@ EXACT_BATCH = 10_000
 # reader takes over.
 _LEAD = re.compile(rb"\[([ \t\r\n]*)\{")
 
-ProgressFn = Callable[[int, int], None]  # (disk bytes read, events so far: estimated here)
+ProgressFn = Callable[[int, int], None]  # (disk bytes read, events so far; estimated in bulk)
 
 
 class NotBulk(Exception):
@@ -83,7 +80,6 @@ def read_raw(con: duckdb.DuckDBPyConnection, path: Path, progress: ProgressFn | 
                             f"read_json_objects('{_quote(str(segment))}', format = 'array')")
                 segment.unlink()
         except duckdb.Error as exc:
-            feeder.cancel()
             drop_raw(con)
             raise NotBulk(" ".join(str(exc).split())[:200]) from None
         finally:
@@ -97,7 +93,7 @@ def read_raw(con: duckdb.DuckDBPyConnection, path: Path, progress: ProgressFn | 
     if count and high - low + 1 != count:
         drop_raw(con)
         raise NotBulk("rowids of _raw are not contiguous")
-    return RawEvents(count, low or 0, feeder.kind, feeder.capture.metadata(), feeder.disk_bytes)
+    return RawEvents(count, low or 0, feeder.capture.kind, feeder.capture.metadata(), feeder.disk_bytes)
 
 
 def drop_raw(con: duckdb.DuckDBPyConnection) -> None:
@@ -113,8 +109,7 @@ def drop_staging(con: duckdb.DuckDBPyConnection) -> None:
 
 def type_bulk(con: duckdb.DuckDBPyConnection, raw: RawEvents) -> ChromeResult:
     """Type the events of _raw into _bulk, seen through _typed_all (the flagged ones go to _staging_events)."""
-    run_with_params(con, sqlfiles.split_statements(sqlfiles.read("ingest/chrome_bulk.sql")),
-                    {"first_rowid": raw.first_rowid})
+    run_file(con, "ingest/chrome_bulk.sql", {"first_rowid": raw.first_rowid})
     with_ph = con.execute("SELECT count(*) FILTER (WHERE has_ph) FROM _bulk").fetchone()[0]
     stager = EventStager()
     _stage_exact(con, stager)
@@ -124,13 +119,9 @@ def type_bulk(con: duckdb.DuckDBPyConnection, raw: RawEvents) -> ChromeResult:
 
 
 def discard_bulk(con: duckdb.DuckDBPyConnection) -> None:
-    """Undo a type_bulk that raised NotBulk: its own tables and whatever it staged."""
-    con.execute("CREATE OR REPLACE TEMP VIEW _typed_all AS SELECT * FROM _typed")
-    for name in ("_raw", "_bulk", "_flagged"):
-        con.execute(f"DROP TABLE IF EXISTS {name}")
-    con.execute("DELETE FROM _typed")
-    con.execute("DELETE FROM _staging_events")
-    con.execute("DELETE FROM _staging_rejected")
+    """Undo a type_bulk that raised NotBulk: fresh, empty staging objects for the streaming reader."""
+    drop_staging(con)
+    run_file(con, "ingest/chrome_stage.sql")
 
 
 def _quote(text: str) -> str:
@@ -156,15 +147,7 @@ def _stage_exact(con: duckdb.DuckDBPyConnection, stager: EventStager) -> None:
                 stager.reject(event_id, "args nested too deeply (more than 254 levels)", raw)
                 continue
             stager.add(event_id, ev)
-        batch = stager.take()
-        con.register("_exact_batch", pa.table(batch["staging"], schema=STAGING_SCHEMA))
-        con.register("_rejected_batch", pa.table(batch["rejected"], schema=REJECTED_SCHEMA))
-        try:
-            con.execute("INSERT INTO _staging_events SELECT * FROM _exact_batch")
-            con.execute("INSERT INTO _staging_rejected SELECT * FROM _rejected_batch")
-        finally:
-            con.unregister("_exact_batch")
-            con.unregister("_rejected_batch")
+        append_staged(con, *to_arrow(stager.take()))
     con.execute("DROP TABLE _flagged")
 
 
@@ -181,7 +164,6 @@ class _Feeder(threading.Thread):
         self.progress = progress
         self.capture = TopLevelCapture()
         self.segments: queue.Queue = queue.Queue(maxsize=1)
-        self.kind: str | None = None
         self.problem: str | None = None
         self.disk_bytes = 0
         self._cancelled = threading.Event()
@@ -238,14 +220,13 @@ class _Feeder(threading.Thread):
                 chunk = stream.read(CHUNK)
                 if not chunk:
                     break
-                self.kind = self.kind or capture.kind
                 if pending_at is None:
-                    if self.kind == "array":
+                    if capture.kind == "array":
                         pending_at = start + chunk.index(b"[")
-                    elif self.kind == "object" and capture.events_start is not None:
+                    elif capture.kind == "object" and capture.events_start is not None:
                         # the list's "[" is in this chunk: the head is scanned chunk by chunk
                         pending_at = capture.events_start - 1
-                    elif self.kind not in (None, "object"):
+                    elif capture.kind not in (None, "object"):
                         raise ValueError("not a JSON object or array")
                     else:
                         continue
@@ -275,7 +256,7 @@ class _Feeder(threading.Thread):
                 raise ValueError(stream.read_error)
             if pending_at is None:
                 raise ValueError(capture.problem or "no event list")
-            if self.kind == "object":
+            if capture.kind == "object":
                 capture.finish(True)
                 if capture.events_end is None:
                     raise ValueError(capture.problem or "no end of the traceEvents list")

@@ -13,15 +13,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import duckdb
 
-from .. import __version__, sqlfiles
-from ..db import run_with_params
+from .. import __version__
+from ..db import run_file
 from ..errors import TracedbError
 from ..jsontext import dumps as json_text
-from .bulk import NotBulk, RawEvents, discard_bulk, drop_staging, read_raw, type_bulk
+from .bulk import NotBulk, ProgressFn, RawEvents, discard_bulk, drop_staging, read_raw, type_bulk
 from .chrome import ChromeResult, read_chrome_trace, require_c_backend
 from .source import TraceStream, check_file, sha256_of
 from .writer import BatchWriter
@@ -58,9 +57,6 @@ class LoadOutcome:
     note: str | None = None
 
 
-ProgressFn = Callable[[int, int], None]  # (disk bytes read, events so far)
-
-
 def load_file(con: duckdb.DuckDBPyConnection, path: str | Path, *, name: str | None = None,
               replace: bool = False, progress: ProgressFn | None = None) -> LoadOutcome:
     path = Path(path)
@@ -81,7 +77,7 @@ def load_file(con: duckdb.DuckDBPyConnection, path: str | Path, *, name: str | N
     try:
         # Staging runs outside the transaction, where DuckDB spills staged rows to disk freely and
         # where a DuckDB error (the bulk reader meeting a broken file) does not abort the load.
-        run_with_params(con, sqlfiles.split_statements(sqlfiles.read("ingest/chrome_stage.sql")), {})
+        run_file(con, "ingest/chrome_stage.sql")
         try:
             raw, streamed = read_raw(con, path, progress), None
         except NotBulk:
@@ -109,11 +105,9 @@ def _load_in_transaction(con: duckdb.DuckDBPyConnection, path: Path, name: str, 
             "VALUES (?, ?, ?, ?, ?, 'kineto', ?)",
             [trace_id, name, str(path.resolve()), digest, size, __version__])
         result = streamed or _type_bulk(con, path, raw, progress)
-        run_with_params(con, sqlfiles.split_statements(sqlfiles.read("ingest/chrome_split.sql")),
-                        {"trace_id": trace_id})
+        run_file(con, "ingest/chrome_split.sql", {"trace_id": trace_id})
         _store_metadata(con, trace_id, result)
-        run_with_params(con, sqlfiles.split_statements(sqlfiles.read("ingest/chrome_finish.sql")),
-                        {"trace_id": trace_id})
+        run_file(con, "ingest/chrome_finish.sql", {"trace_id": trace_id})
         seconds = time.perf_counter() - started
         con.execute(
             "UPDATE traces SET event_count = ?, rejected_count = ?, complete = ?, problem = ?, "

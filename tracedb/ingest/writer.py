@@ -2,8 +2,8 @@
 
 The parser hands over one batch of columns at a time; the batch becomes an Arrow table in the
 parser's thread (cheap, and it frees the Python lists), and a writer thread appends it to the
-temporary tables _staging_events and _staging_rejected (sql/ingest/chrome_stage.sql). DuckDB releases the
-GIL while it works, so the next batch parses meanwhile. The queue holds at most two batches, and
+temporary tables _staging_events and _staging_rejected (sql/ingest/chrome_stage.sql). DuckDB
+releases the GIL while it works, so the next batch parses meanwhile. The queue holds at most two batches, and
 the staging table lives in DuckDB's buffer pool, which spills to disk under the memory limit:
 memory stays bounded whatever the trace size. Typing the staged events into the event tables is
 one set of statements for the whole trace (sql/ingest/chrome_split.sql), run by the loader.
@@ -26,6 +26,23 @@ REJECTED_SCHEMA = pa.schema([("event_id", pa.int64()), ("reason", pa.string()), 
 _STOP = object()
 
 
+def to_arrow(batch: dict) -> tuple[pa.Table, pa.Table]:
+    """An EventStager batch as Arrow tables (staging rows, rejections)."""
+    return (pa.table(batch["staging"], schema=STAGING_SCHEMA),
+            pa.table(batch["rejected"], schema=REJECTED_SCHEMA))
+
+
+def append_staged(con: duckdb.DuckDBPyConnection, staging: pa.Table, rejected: pa.Table) -> None:
+    """Append one batch to _staging_events and _staging_rejected (sql/ingest/chrome_stage.sql)."""
+    for table, rows in (("_staging_events", staging), ("_staging_rejected", rejected)):
+        if rows.num_rows:
+            con.register("_arrow_batch", rows)
+            try:
+                con.execute(f"INSERT INTO {table} SELECT * FROM _arrow_batch")
+            finally:
+                con.unregister("_arrow_batch")
+
+
 class BatchWriter:
     """Writes staging batches of one trace through a background thread."""
 
@@ -40,9 +57,7 @@ class BatchWriter:
         """Queue one batch: {"staging": columns, "rejected": columns} (lists are copied)."""
         if self._error:
             raise self._error
-        staging = pa.table(batch["staging"], schema=STAGING_SCHEMA)
-        rejected = pa.table(batch["rejected"], schema=REJECTED_SCHEMA) if batch["rejected"]["event_id"] else None
-        self._queue.put((staging, rejected))
+        self._queue.put(to_arrow(batch))
 
     def close(self) -> None:
         """Wait for every queued batch; re-raise the writer's error, if any."""
@@ -68,19 +83,7 @@ class BatchWriter:
                 return
             if self._error:
                 continue
-            staging, rejected = item
             try:
-                if staging.num_rows:
-                    self.con.register("_staging_batch", staging)
-                    try:
-                        self.con.execute("INSERT INTO _staging_events SELECT * FROM _staging_batch")
-                    finally:
-                        self.con.unregister("_staging_batch")
-                if rejected is not None:
-                    self.con.register("_rejected_batch", rejected)
-                    try:
-                        self.con.execute("INSERT INTO _staging_rejected SELECT * FROM _rejected_batch")
-                    finally:
-                        self.con.unregister("_rejected_batch")
+                append_staged(self.con, *item)
             except BaseException as exc:  # reported to the parser thread by put()/close()
                 self._error = exc
