@@ -114,3 +114,18 @@ def test_nan_falls_back_to_the_streaming_reader(tmp_path):
     out = loader.load_file(con, path)
     assert out.events == 1 and not out.complete and "JSON error" in out.problem
     assert con.execute("SELECT name FROM kernels").fetchall() == [("a",)]
+
+
+def test_event_too_deep_for_python_keeps_its_text(tmp_path, monkeypatch):
+    """Nesting deeper than Python's parser goes: rejected on both paths, its raw text kept."""
+    deep = '{"ph": "X", "cat": "cpu_op", "name": "deep", "pid": 0, "tid": 1, "ts": 1, "dur": 1, "args": {"a": ' \
+        + "[" * 1500 + "]" * 1500 + "}}"
+    ok = '{"ph": "X", "cat": "cpu_op", "name": "ok", "pid": 0, "tid": 1, "ts": 2, "dur": 1}'
+    path = tmp_path / "deep.json"
+    path.write_text('{"traceEvents": [\n' + deep + ",\n" + ok + "\n]}")
+    bulk_con, stream_con = _load_both(tmp_path, path, monkeypatch)
+    for con in (bulk_con, stream_con):
+        reason, raw = con.execute("SELECT reason, raw FROM rejected_events").fetchone()
+        assert "nested too deeply" in reason
+        assert raw.replace(" ", "") == deep.replace(" ", "")
+        assert con.execute("SELECT name FROM cpu_ops").fetchall() == [("ok",)]

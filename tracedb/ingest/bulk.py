@@ -144,7 +144,7 @@ def _stage_exact(con: duckdb.DuckDBPyConnection, stager: EventStager) -> None:
             try:
                 ev = json.loads(raw, parse_float=Decimal, parse_constant=_nan)
             except RecursionError:
-                stager.reject(event_id, "args nested too deeply (more than 254 levels)", raw)
+                stager.reject(event_id, "args nested too deeply (more than 254 levels)", None, raw)
                 continue
             stager.add(event_id, ev)
         append_staged(con, *to_arrow(stager.take()))

@@ -147,10 +147,11 @@ class EventStager:
         cols["args"].append(args_text)
         cols["rest"].append(rest)
 
-    def reject(self, index: int, reason: str, event) -> None:
+    def reject(self, index: int, reason: str, event, text: str | None = None) -> None:
+        """Set an event aside; text, when given, is its JSON text as read (event is then unused)."""
         self.rejected["event_id"].append(index)
         self.rejected["reason"].append(reason)
-        self.rejected["raw"].append(json_text(event))
+        self.rejected["raw"].append(text if text is not None else json_text(event))
         self.rejected_total += 1
 
 
