@@ -99,13 +99,16 @@ def object_docs(statement: str) -> ObjectDoc | None:
     block.reverse()
     summary_lines, columns, in_columns = [], {}, False
     last_col = None
+    indent = None  # indentation of column names; deeper lines continue the previous column
     for line in block:
         if line.strip().lower() == "columns:":
             in_columns = True
             continue
         if in_columns:
-            cm = re.match(r"^\s{2,}([A-Za-z_]\w*)\s+(.*)$", line)
-            if cm:
+            cm = re.match(r"^(\s{2,})([A-Za-z_]\w*)\s+(.*)$", line)
+            if cm and (indent is None or len(cm.group(1)) == indent):
+                indent = len(cm.group(1))
+                cm = re.match(r"^\s*([A-Za-z_]\w*)\s+(.*)$", line)
                 last_col = cm.group(1)
                 columns[last_col] = cm.group(2).strip()
             elif last_col and line.strip():

@@ -1,0 +1,149 @@
+"""Reference data of the analysis views: kernel classification rules and annotation patterns.
+
+Both live in tables (kernel_rules, annotation_patterns) so that every DuckDB client classifies
+kernels the same way. The packaged files sql/rules/<table>.csv are loaded as source 'builtin'
+whenever they change; a user's own CSV file (same header) is loaded as a source named after the
+file and is tried before the built-in rows.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from . import db, sqlfiles
+from .errors import TracedbError
+
+BUILTIN = "builtin"
+
+
+@dataclass(frozen=True)
+class RuleKind:
+    table: str
+    header: tuple[str, ...]
+    loader: str  # SQL file under sql/rules that loads a CSV of this kind
+    allowed: dict[str, tuple[str, ...]]  # column -> accepted values
+    regex_column: str | None  # column holding RE2 expressions (always, or when match = 'regex')
+
+
+KINDS = (
+    RuleKind("kernel_rules", ("priority", "platform", "match", "pattern", "op", "label"),
+             "rules/load_kernel_rules.sql",
+             {"platform": ("any", "NVIDIA", "AMD"), "match": ("prefix", "contains", "regex")}, "pattern"),
+    RuleKind("annotation_patterns",
+             ("priority", "role", "format", "regex", "phase", "context_group", "generation_group",
+              "number_group"),
+             "rules/load_annotation_patterns.sql",
+             {"role": ("phase", "step"), "phase": ("prefill", "decode", "mixed", "none", "")}, "regex"),
+)
+
+
+def builtin_files() -> list[Path]:
+    return [sqlfiles.sql_dir() / "rules" / f"{kind.table}.csv" for kind in KINDS]
+
+
+def load_builtin(con: duckdb.DuckDBPyConnection) -> None:
+    """Replace the built-in rows of every rules table with the packaged files (caller's transaction)."""
+    for kind, path in zip(KINDS, builtin_files()):
+        db.run_file(con, kind.loader, {"source": BUILTIN, "path": str(path)})
+
+
+def kind_of(path: Path) -> RuleKind:
+    """Which rules table a CSV file is for, from its header."""
+    header = _read_rows(path)[0] if path.is_file() else None
+    if header is None:
+        raise TracedbError(f"{path}: no such rules file")
+    for kind in KINDS:
+        if tuple(h.strip() for h in header) == kind.header:
+            return kind
+    wanted = " or ".join(",".join(k.header) for k in KINDS)
+    raise TracedbError(f"{path}: not a rules file: the header must be {wanted}")
+
+
+def _read_rows(path: Path) -> list[list[str]]:
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = list(csv.reader(f))
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise TracedbError(f"{path}: cannot read rules file: {exc}") from None
+    if not rows:
+        raise TracedbError(f"{path}: empty rules file")
+    return rows
+
+
+def validate(path: Path, kind: RuleKind) -> None:
+    """Check every row before it reaches the table: one line naming the file, line and problem."""
+    rows = _read_rows(path)
+    header = [h.strip() for h in rows[0]]
+    con = duckdb.connect()
+    try:
+        for line, row in enumerate(rows[1:], start=2):
+            if not any(cell.strip() for cell in row):
+                continue
+            if len(row) != len(header):
+                raise TracedbError(f"{path}: line {line}: {len(row)} fields, expected {len(header)}")
+            rec = dict(zip(header, row))
+            try:
+                int(rec["priority"])
+            except ValueError:
+                raise TracedbError(f"{path}: line {line}: priority {rec['priority']!r} is not an integer") from None
+            for column, accepted in kind.allowed.items():
+                if rec[column] not in accepted:
+                    shown = ", ".join(a for a in accepted if a)
+                    raise TracedbError(f"{path}: line {line}: {column} {rec[column]!r} is not one of {shown}")
+            for column in ("op", "label", "format", "pattern", "regex"):
+                if column in rec and not rec[column].strip():
+                    raise TracedbError(f"{path}: line {line}: {column} is empty")
+            is_regex = kind.table != "kernel_rules" or rec["match"] == "regex"
+            if is_regex:
+                try:
+                    con.execute("SELECT regexp_matches('', ?)", [rec[kind.regex_column]])
+                except duckdb.Error as exc:
+                    msg = " ".join(str(exc).split())
+                    raise TracedbError(f"{path}: line {line}: bad regular expression: {msg}") from None
+    finally:
+        con.close()
+
+
+def add_file(con: duckdb.DuckDBPyConnection, path: Path, source: str | None = None) -> tuple[str, str, int]:
+    """Load a user's rules file as source `source` (default: the file name), replacing that source.
+
+    Returns (table, source, rows loaded).
+    """
+    path = Path(path)
+    kind = kind_of(path)
+    validate(path, kind)
+    source = source or path.name
+    if source == BUILTIN:
+        raise TracedbError(f"{path}: the source name {BUILTIN!r} is reserved for the packaged rules")
+    con.execute("BEGIN TRANSACTION")
+    try:
+        db.run_file(con, kind.loader, {"source": source, "path": str(path.resolve())})
+        count = con.execute(f"SELECT count(*) FROM {kind.table} WHERE source = ?", [source]).fetchone()[0]
+        con.execute("COMMIT")
+    except duckdb.Error as exc:
+        con.execute("ROLLBACK")
+        raise TracedbError(f"{path}: cannot load rules: {' '.join(str(exc).split())}") from None
+    return kind.table, source, count
+
+
+def remove_source(con: duckdb.DuckDBPyConnection, source: str) -> int:
+    """Delete a user's rules source from every rules table; returns the rows removed."""
+    if source == BUILTIN:
+        raise TracedbError("the built-in rules cannot be removed; add your own to take precedence")
+    removed = 0
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for kind in KINDS:
+            removed += con.execute(f"SELECT count(*) FROM {kind.table} WHERE source = ?", [source]).fetchone()[0]
+            con.execute(f"DELETE FROM {kind.table} WHERE source = ?", [source])
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    if not removed:
+        raise TracedbError(f"no rules from source {source!r} (see: tracedb rules)")
+    return removed
