@@ -84,19 +84,9 @@ def generate(path: str, mb: float, use_gzip: bool, seed: int = 0) -> int:
         step = 0
         while not w.full:
             step += 1
-            step_start = t
-            w.event({"ph": "X", "cat": "user_annotation",
-                     "name": f"execute_context_0(0)_generation_32({step})", "pid": pid, "tid": tid,
-                     "ts": ts(t), "dur": 900.5, "args": {"External id": ext, "Record function id": 0}})
-            w.event({"ph": "X", "cat": "gpu_user_annotation", "name": f"execute_context_0(0)_generation_32({step})",
-                     "pid": 0, "tid": 7, "ts": ts(gpu_t), "dur": 880.25, "args": {"External id": ext}})
-            parent = None
-            for frame in FRAMES:
-                pyid += 1
-                w.event({"ph": "X", "cat": "python_function", "name": frame, "pid": pid, "tid": tid,
-                         "ts": ts(t + 0.5), "dur": 850.125,
-                         "args": {"Python parent id": parent, "Python id": pyid, "Python thread": 0}})
-                parent = pyid
+            step_start, gpu_start, step_ext = t, max(gpu_t, t), ext
+            first_frame = pyid + 1
+            pyid += len(FRAMES)
             for layer in range(32):
                 if w.full:
                     break
@@ -133,7 +123,21 @@ def generate(path: str, mb: float, use_gzip: bool, seed: int = 0) -> int:
                              "tid": 7, "ts": ts(gpu_t), "dur": 1.5,
                              "args": {"External id": ext, "device": 0, "context": 1, "stream": 7,
                                       "correlation": corr, "bytes": 4096, "memory bandwidth (GB/s)": 2.730666}})
-            t = max(t, step_start + 900.5) + 10
+            # The step's annotations and Python frames enclose all of its launches (and kernels):
+            # written once the step's length is known (Chrome traces need not be sorted).
+            step_dur = ts(t - step_start + 20)
+            name = f"execute_context_0(0)_generation_32({step})"
+            w.event({"ph": "X", "cat": "user_annotation", "name": name, "pid": pid, "tid": tid,
+                     "ts": ts(step_start), "dur": step_dur, "args": {"External id": step_ext, "Record function id": 0}})
+            w.event({"ph": "X", "cat": "gpu_user_annotation", "name": name, "pid": 0, "tid": 7, "ts": ts(gpu_start),
+                     "dur": ts(gpu_t - gpu_start + 1), "args": {"External id": step_ext}})
+            parent = None
+            for depth, frame in enumerate(FRAMES):
+                w.event({"ph": "X", "cat": "python_function", "name": frame, "pid": pid, "tid": tid,
+                         "ts": ts(step_start + 0.5 + depth * 0.25), "dur": ts(step_dur - 1 - depth * 0.5),
+                         "args": {"Python parent id": parent, "Python id": first_frame + depth, "Python thread": 0}})
+                parent = first_frame + depth
+            t = t + 30
         out.write('\n  ],\n  "traceName": "synthetic",\n  "displayTimeUnit": "ms",\n'
                   '  "baseTimeNanoseconds": 1736413000000000000\n}\n')
         return w.count

@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
 
-from . import __version__
+from . import __version__, facts, reports, rules
 from .db import default_path, open_db
 from .errors import TracedbError
 from .ingest.loader import LoadOutcome, delete_trace, load_file
@@ -32,6 +32,9 @@ def say(message: str) -> None:
 DbOption = Annotated[Optional[Path], typer.Option(
     "--db", help="Database file (default: $TRACEDB_DB or ./tracedb.duckdb).", show_default=False)]
 FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+RulesOption = Annotated[Optional[Path], typer.Option(
+    "--rules", help="Your own kernel rules or annotation patterns CSV, stored in the database and tried "
+                    "before the built-in ones (see: tracedb rules --help).", show_default=False)]
 
 # Memory DuckDB may use while loading; staged events beyond it spill to disk (see tracedb.ingest.bulk).
 LOAD_MEMORY_LIMIT = "192MB"
@@ -50,6 +53,7 @@ def load(
         help="Trace name (default: file name without trace suffixes); only with one file.")] = None,
     replace: Annotated[bool, typer.Option(
         "--replace", help="Load again even if the same content or name is already loaded.")] = False,
+    rules_file: RulesOption = None,
     fmt: FormatOption = Format.table,
 ) -> None:
     """Load trace files, one transaction per file; print a summary of what was loaded."""
@@ -59,6 +63,8 @@ def load(
     outcomes: list[LoadOutcome] = []
     failures = 0
     try:
+        if rules_file:
+            _add_rules(con, rules_file)
         for path in files:
             try:
                 outcome = _load_with_progress(con, path, name, replace)
@@ -192,6 +198,132 @@ def schema(
             rows.extend([obj if (fmt is not Format.table or name) else "", kind, c, t, d or ""]
                         for c, t, d in cols)
         render(["object", "kind", "column", "type", "description"], rows, fmt, title="Schema")
+
+
+@app.command("reports")
+def list_reports(fmt: FormatOption = Format.table) -> None:
+    """List the reports with their parameters."""
+    rows = []
+    for r in reports.available().values():
+        params = ", ".join(f"--{p.name} (default {'all' if p.default is None else p.default})"
+                           for p in r.params.values())
+        rows.append([r.name, r.summary, params])
+    render(["report", "summary", "parameters"], rows, fmt, title="Reports")
+
+
+@app.command("report")
+def run_report(
+    name: Annotated[str, typer.Argument(help="Report to run (see: tracedb reports).", show_default=False)],
+    db: DbOption = None,
+    trace: Annotated[Optional[str], typer.Option("--trace", "-t", help="Only this trace (name or id).",
+                                                 show_default=False)] = None,
+    phase: Annotated[Optional[str], typer.Option(help="Only kernels of this phase: prefill, decode, mixed "
+                                                      "or none.", show_default=False)] = None,
+    limit: Annotated[Optional[int], typer.Option(help="Rows per trace (default: the report's own).",
+                                                 show_default=False)] = None,
+    rules_file: RulesOption = None,
+    show_sql: Annotated[bool, typer.Option("--show-sql", help="Print the report's SQL and the parameter "
+                                                              "values instead of running it.")] = False,
+    fmt: FormatOption = Format.table,
+) -> None:
+    """Run a report; a table per trace with a totals row (csv/json: plain rows)."""
+    report = reports.get(name)
+    values = reports.bind(report, {"trace": trace, "phase": phase, "limit": limit})
+    if show_sql:
+        typer.echo(report.sql.rstrip())
+        typer.echo("-- parameters: " + ", ".join(f"${k} = {v!r}" for k, v in values.items()))
+        return
+    if rules_file:
+        with open_db(_db_path(db)) as con:
+            _add_rules(con, rules_file)
+    with open_db(_db_path(db), read_only=True) as con:
+        reports.check_trace(con, trace)
+        columns, rows = reports.run(con, report, values)
+    formats = {c.name: c.format for c in report.columns.values()}
+    totals = [c.name for c in report.columns.values() if c.total]
+    if fmt in (Format.csv, Format.json) or "trace" not in columns or not rows:
+        render(columns, rows, fmt, title=f"{report.name}: {report.summary}", formats=formats, totals=totals)
+        return
+    at = columns.index("trace")
+    groups: dict[str, list] = {}
+    for row in rows:
+        groups.setdefault(row[at], []).append(row)
+    shown = [c for c in columns if c != "trace"]
+    for trace_name, group in groups.items():
+        render(shown, [r[:at] + r[at + 1:] for r in group], fmt, title=f"{report.name} — {trace_name}",
+               formats=formats, totals=totals)
+
+
+rules_app = typer.Typer(help="Kernel classification rules and annotation patterns: list, add your own, remove.",
+                        no_args_is_help=False, invoke_without_command=True)
+app.add_typer(rules_app, name="rules")
+
+
+@rules_app.callback()
+def rules_list(
+    ctx: typer.Context,
+    db: DbOption = None,
+    table: Annotated[str, typer.Option(help="kernel_rules or annotation_patterns.")] = "kernel_rules",
+    fmt: FormatOption = Format.table,
+) -> None:
+    """List the rules in the order they are tried (user rules first). A rules file is a CSV with the
+    header of sql/rules/kernel_rules.csv (priority,platform,match,pattern,op,label) or of
+    sql/rules/annotation_patterns.csv."""
+    if ctx.invoked_subcommand:
+        return
+    if table not in [k.table for k in rules.KINDS]:
+        raise TracedbError(f"--table must be one of {', '.join(k.table for k in rules.KINDS)}")
+    view = "_kernel_rules_ordered" if table == "kernel_rules" else "_annotation_patterns_ordered"
+    with open_db(_db_path(db), read_only=True) as con:
+        cur = con.execute(f"SELECT * FROM {view} ORDER BY rank")
+        render([d[0] for d in cur.description], cur.fetchall(), fmt, title=table)
+
+
+@rules_app.command("add")
+def rules_add(
+    file: Annotated[Path, typer.Argument(help="CSV file of rules or annotation patterns.", show_default=False)],
+    db: DbOption = None,
+) -> None:
+    """Store your own rules file (replacing an earlier one of the same name) and re-derive every trace."""
+    with open_db(_db_path(db)) as con:
+        _add_rules(con, file)
+
+
+@rules_app.command("rm")
+def rules_rm(
+    source: Annotated[str, typer.Argument(help="Source (file name) of the rules to remove.", show_default=False)],
+    db: DbOption = None,
+) -> None:
+    """Remove your rules of one source and re-derive every trace."""
+    with open_db(_db_path(db)) as con:
+        removed = rules.remove_source(con, source)
+        _refresh(con)
+    say(f"tracedb: removed {removed} rule(s) of {source}")
+
+
+@app.command()
+def refresh(db: DbOption = None) -> None:
+    """Re-derive every trace's operations, phases, stacks and layers (after editing rules by hand)."""
+    with open_db(_db_path(db)) as con:
+        count = _refresh(con)
+    say(f"tracedb: refreshed {count} trace(s)")
+
+
+def _add_rules(con, path: Path) -> None:
+    table, source, count = rules.add_file(con, path)
+    _refresh(con)
+    say(f"tracedb: {count} rule(s) from {path} stored in {table} as source {source!r}")
+
+
+def _refresh(con) -> int:
+    con.execute("BEGIN TRANSACTION")
+    try:
+        count = facts.derive_all(con)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return count
 
 
 @app.command()

@@ -97,13 +97,15 @@ def schema_version(con: duckdb.DuckDBPyConnection) -> int:
 
 
 def _views_fingerprint() -> dict[str, str]:
-    """Digest of every view file and of the packaged rules (rules/...), keyed by file."""
+    """Digest of every view file, of the packaged rules (rules/...) and of the derivation
+    (derive/...), keyed by file."""
     out = {}
     for path in sorted((sqlfiles.sql_dir() / "views").glob("*.sql")):
         out[path.name] = hashlib.sha256(path.read_bytes()).hexdigest()
-    for path in sorted((sqlfiles.sql_dir() / "rules").glob("*")):
-        if path.suffix in (".csv", ".sql"):
-            out[f"rules/{path.name}"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    for folder in ("rules", "derive"):
+        for path in sorted((sqlfiles.sql_dir() / folder).glob("*")):
+            if path.suffix in (".csv", ".sql"):
+                out[f"{folder}/{path.name}"] = hashlib.sha256(path.read_bytes()).hexdigest()
     return out
 
 
@@ -174,7 +176,7 @@ def _bootstrap_done(con: duckdb.DuckDBPyConnection) -> bool:
 def apply_views(con: duckdb.DuckDBPyConnection, force: bool = False) -> None:
     """(Re)create the views and macros of sql/views, and reload the packaged rules, when their
     files changed."""
-    from . import rules  # rules loads its files through this module
+    from . import facts, rules  # both run their SQL files through this module
 
     wanted = _views_fingerprint()
     stored = dict(con.execute("SELECT file, sha256 FROM tracedb_views").fetchall())
@@ -183,9 +185,10 @@ def apply_views(con: duckdb.DuckDBPyConnection, force: bool = False) -> None:
     con.execute("BEGIN TRANSACTION")
     try:
         for name in wanted:
-            if not name.startswith("rules/"):
+            if "/" not in name:
                 run_script(con, (sqlfiles.sql_dir() / "views" / name).read_text(encoding="utf-8"))
         rules.load_builtin(con)
+        facts.derive_all(con)  # the stored facts follow the new definitions
         con.execute("DELETE FROM tracedb_views")
         for name, digest in wanted.items():
             con.execute("INSERT INTO tracedb_views VALUES (?, ?)", [name, digest])

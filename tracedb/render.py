@@ -44,27 +44,46 @@ def human_bytes(n: float) -> str:
     return f"{value:,.1f} TiB"
 
 
-def display(column: str, value: Any) -> str:
-    """Human text of one value, chosen by the column's name suffix."""
+def display(column: str, value: Any, fmt: str | None = None) -> str:
+    """Human text of one value: by the column's declared format, else by its name suffix."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, (int, float, decimal.Decimal)):
-        if column.endswith("_ns"):
+        fmt = fmt or _format_by_name(column)
+        if fmt == "duration":
             return human_ns(value)
-        if column.endswith("_bytes") or column == "bytes":
+        if fmt == "bytes":
             return human_bytes(value)
-        if column.endswith("_pct"):
+        if fmt == "percent":
             return f"{float(value):.1f} %"
+        if fmt == "ratio":
+            return f"{float(value):,.2f}x"
+        if fmt == "id":
+            return str(value)
         if isinstance(value, float):
             return f"{value:,.3f}"
-        if isinstance(value, int) and not column.endswith("_id") and column not in ("trace_id", "id"):
-            return f"{value:,}"
-        return str(value)
+        if isinstance(value, decimal.Decimal):
+            return f"{float(value):,.3f}"
+        return f"{value:,}"
     if isinstance(value, dt.datetime):
         return value.strftime("%Y-%m-%d %H:%M:%S")
+    if isinstance(value, list):
+        return " > ".join(str(v) for v in value)
     return str(value)
+
+
+def _format_by_name(column: str) -> str:
+    if column.endswith("_ns"):
+        return "duration"
+    if column.endswith("_bytes") or column == "bytes":
+        return "bytes"
+    if column.endswith("_pct"):
+        return "percent"
+    if column.endswith("_id") or column == "id":
+        return "id"
+    return "count"
 
 
 def _json_default(value: Any):
@@ -82,37 +101,56 @@ def _is_number(value: Any) -> bool:
 
 
 def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: Format | str = Format.table,
-           *, title: str | None = None, out=None) -> None:
+           *, title: str | None = None, out=None, formats: dict[str, str] | None = None,
+           totals: Sequence[str] = ()) -> None:
+    """Print rows. formats maps columns to display formats (see display); totals names the
+    columns summed in a totals row (table and markdown only: machine formats keep raw rows)."""
     out = out or sys.stdout
     fmt = Format(fmt)
+    formats = formats or {}
     if fmt is Format.json:
         records = [dict(zip(columns, row)) for row in rows]
         out.write(json.dumps(records, default=_json_default, ensure_ascii=False, indent=2) + "\n")
-    elif fmt is Format.csv:
+        return
+    if fmt is Format.csv:
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(columns)
         for row in rows:
             writer.writerow(["" if v is None else v for v in row])
-    elif fmt is Format.markdown:
+        return
+    total_row = _totals(columns, rows, totals) if totals and rows else None
+    cells = [[display(c, v, formats.get(c)) for c, v in zip(columns, row)] for row in rows]
+    total_cells = ([display(c, v, formats.get(c)) if v is not None else "" for c, v in zip(columns, total_row)]
+                   if total_row else None)
+    if total_cells:
+        total_cells[0] = total_cells[0] or "total"
+    numeric = [any(_is_number(r[i]) for r in rows) for i in range(len(columns))]
+    if fmt is Format.markdown:
         if title:
             out.write(f"**{title}**\n\n")
         out.write("| " + " | ".join(columns) + " |\n")
-        out.write("|" + "|".join("---:" if rows and _is_number(rows[0][i]) else "---"
-                                 for i in range(len(columns))) + "|\n")
-        for row in rows:
-            cells = [display(c, v).replace("|", "\\|").replace("\n", " ") for c, v in zip(columns, row)]
-            out.write("| " + " | ".join(cells) + " |\n")
-    else:
-        console = Console(file=out, soft_wrap=False, width=_width(out))
-        table = Table(title=title, box=box.SIMPLE_HEAVY, show_lines=False)
-        numeric = [any(_is_number(r[i]) for r in rows) for i in range(len(columns))]
-        for name, is_num in zip(columns, numeric):
-            table.add_column(name, justify="right" if is_num else "left", overflow="fold")
-        for row in rows:
-            table.add_row(*(display(c, v) for c, v in zip(columns, row)))
-        console.print(table)
-        if not rows:
-            console.print("(no rows)")
+        out.write("|" + "|".join("---:" if numeric[i] else "---" for i in range(len(columns))) + "|\n")
+        for row in cells + ([[f"**{c}**" if c else "" for c in total_cells]] if total_cells else []):
+            out.write("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in row) + " |\n")
+        return
+    console = Console(file=out, soft_wrap=False, width=_width(out))
+    table = Table(title=title, box=box.SIMPLE_HEAVY, show_lines=False, show_footer=bool(total_cells))
+    for i, (name, is_num) in enumerate(zip(columns, numeric)):
+        table.add_column(name, justify="right" if is_num else "left", overflow="fold",
+                         footer=total_cells[i] if total_cells else "")
+    for row in cells:
+        table.add_row(*row)
+    console.print(table)
+    if not rows:
+        console.print("(no rows)")
+
+
+def _totals(columns: Sequence[str], rows: Sequence[Sequence[Any]], totals: Sequence[str]) -> list[Any]:
+    out: list[Any] = []
+    for i, name in enumerate(columns):
+        values = [r[i] for r in rows if _is_number(r[i])]
+        out.append(sum(values) if name in totals and values else None)
+    return out
 
 
 def _width(out) -> int | None:

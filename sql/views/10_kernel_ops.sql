@@ -50,14 +50,24 @@ SELECT n.platform, n.name,
        h.r.source AS source
 FROM names n LEFT JOIN hits h USING (platform, name);
 
--- Operation of every GPU kernel.
+-- Operation of every GPU kernel, computed from the current rules (kernel_ops holds the stored
+-- result; the two agree until the rules change, and tracedb refresh brings them together).
+-- Columns:
+--   trace_id   trace the kernel belongs to
+--   kernel_id  row of kernels
+--   op         operation family ("Dense GEMM", "Attention", ...; "Other" when no rule matched)
+--   pattern    the rule that matched (its label), for showing which names fell where
+CREATE OR REPLACE VIEW _kernel_ops_live AS
+SELECT k.trace_id, k.kernel_id, o.op, o.pattern
+FROM kernels k
+JOIN traces t USING (trace_id)
+JOIN kernel_name_ops o ON o.platform = coalesce(t.platform, 'unknown') AND o.name = coalesce(k.name, '');
+
+-- Operation of every GPU kernel (stored in kernel_facts when the trace was loaded or refreshed).
 -- Columns:
 --   trace_id   trace the kernel belongs to
 --   kernel_id  row of kernels
 --   op         operation family ("Dense GEMM", "Attention", ...; "Other" when no rule matched)
 --   pattern    the rule that matched (its label), for showing which names fell where
 CREATE OR REPLACE VIEW kernel_ops AS
-SELECT k.trace_id, k.kernel_id, o.op, o.pattern
-FROM kernels k
-JOIN traces t USING (trace_id)
-JOIN kernel_name_ops o ON o.platform = coalesce(t.platform, 'unknown') AND o.name = coalesce(k.name, '');
+SELECT trace_id, kernel_id, op, pattern FROM kernel_facts;

@@ -96,7 +96,7 @@ FROM (
 )
 WHERE NOT nested;
 
--- Phase and iteration of every GPU kernel.
+-- Phase and iteration of every GPU kernel, computed live (kernel_phases holds the stored result).
 -- Columns:
 --   trace_id    trace the kernel belongs to
 --   kernel_id   row of kernels
@@ -104,7 +104,7 @@ WHERE NOT nested;
 --   iteration   the model step it belongs to: ordinal of its phase step in the trace, else the
 --               number of its ProfilerStep; NULL outside every step
 --   annotation  text of the annotation that decided (phase step, else ProfilerStep), or NULL
-CREATE OR REPLACE VIEW kernel_phases AS
+CREATE OR REPLACE VIEW _kernel_phases_live AS
 WITH k AS MATERIALIZED (
     SELECT k.trace_id, k.kernel_id, k.pid, k.ts_ns, l.pid AS cpu_pid, l.tid AS cpu_tid,
            l.launch_ts_ns
@@ -150,3 +150,14 @@ LEFT JOIN cpu_phase cp USING (trace_id, kernel_id)
 LEFT JOIN any_phase ap USING (trace_id, kernel_id)
 LEFT JOIN gpu_step gs USING (trace_id, kernel_id)
 LEFT JOIN cpu_step cs USING (trace_id, kernel_id);
+
+-- Phase and iteration of every GPU kernel (stored in kernel_facts).
+-- Columns:
+--   trace_id    trace the kernel belongs to
+--   kernel_id   row of kernels
+--   phase       prefill, decode, mixed, or none (no phase annotation encloses it)
+--   iteration   the model step it belongs to: ordinal of its phase step in the trace, else the
+--               number of its ProfilerStep; NULL outside every step
+--   annotation  text of the annotation that decided (phase step, else ProfilerStep), or NULL
+CREATE OR REPLACE VIEW kernel_phases AS
+SELECT trace_id, kernel_id, phase, iteration, annotation FROM kernel_facts;

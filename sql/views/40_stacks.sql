@@ -44,7 +44,7 @@ CREATE OR REPLACE MACRO stack_summary(stack) AS
 --   launch_id     event_id of the call in runtime_calls
 --   python_stack  frame names enclosing the call, outermost first (NULL without Python frames)
 --   summary       stack_summary of the stack
-CREATE OR REPLACE VIEW launch_stacks AS
+CREATE OR REPLACE VIEW _launch_stacks_live AS
 SELECT trace_id, launch_id, python_stack, stack_summary(python_stack) AS summary
 FROM (
 WITH RECURSIVE launches AS (
@@ -77,7 +77,7 @@ SELECT l.trace_id, l.launch_id,
 FROM leaves l JOIN chains c USING (trace_id, leaf_id)
 );
 
--- Each kernel's cpu_op and Python stack.
+-- Each kernel's cpu_op and Python stack (stored in kernel_facts and python_stacks).
 -- Columns:
 --   trace_id      trace the kernel belongs to
 --   kernel_id     row of kernels
@@ -86,7 +86,6 @@ FROM leaves l JOIN chains c USING (trace_id, leaf_id)
 --   summary       one line: innermost vllm/model frame (with [CUDA graph] on replays), else the
 --                 innermost frame, else the cpu_op
 CREATE OR REPLACE VIEW kernel_stacks AS
-SELECT l.trace_id, l.kernel_id, l.cpu_op, s.python_stack,
-       coalesce(s.summary, l.cpu_op) AS summary
-FROM kernel_launches l
-LEFT JOIN launch_stacks s USING (trace_id, launch_id);
+SELECT f.trace_id, f.kernel_id, f.cpu_op, s.python_stack, coalesce(s.summary, f.cpu_op) AS summary
+FROM kernel_facts f
+LEFT JOIN python_stacks s USING (trace_id, stack_id);

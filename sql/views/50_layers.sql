@@ -67,14 +67,15 @@ SELECT trace_id, kernel_id, forward_pass, seq, op, is_marker,
 FROM starts
 WHERE forward_pass IS NOT NULL;
 
--- Layer of every GPU kernel.
+-- Layer of every GPU kernel, computed from the stored operations and phases (kernel_layers holds
+-- the stored result).
 -- Columns:
 --   trace_id      trace the kernel belongs to
 --   kernel_id     row of kernels
 --   forward_pass  the forward pass (kernel_phases.iteration; 0 when the trace has no steps)
 --   layer         0-based layer within the pass; NULL before the first layer and after the last
 --   position      0-based place of the kernel within its layer (NULL when layer is NULL)
-CREATE OR REPLACE VIEW kernel_layers AS
+CREATE OR REPLACE VIEW _kernel_layers_live AS
 WITH pk AS MATERIALIZED (
     SELECT * FROM _pass_kernels
 ), groups AS MATERIALIZED (
@@ -150,3 +151,13 @@ FROM kernels k
 LEFT JOIN pk p USING (trace_id, kernel_id)
 LEFT JOIN (SELECT * FROM by_marker WHERE layer IS NOT NULL
            UNION ALL SELECT * FROM by_corr) l USING (trace_id, kernel_id);
+
+-- Layer of every GPU kernel (stored in kernel_facts).
+-- Columns:
+--   trace_id      trace the kernel belongs to
+--   kernel_id     row of kernels
+--   forward_pass  the forward pass (kernel_phases.iteration; 0 when the trace has no steps)
+--   layer         0-based layer within the pass; NULL before the first layer and after the last
+--   position      0-based place of the kernel within its layer (NULL when layer is NULL)
+CREATE OR REPLACE VIEW kernel_layers AS
+SELECT trace_id, kernel_id, forward_pass, layer, position FROM kernel_facts;

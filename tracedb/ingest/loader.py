@@ -16,7 +16,7 @@ from pathlib import Path
 
 import duckdb
 
-from .. import __version__
+from .. import __version__, facts
 from ..db import run_file
 from ..errors import TracedbError
 from ..jsontext import dumps as json_text
@@ -108,6 +108,7 @@ def _load_in_transaction(con: duckdb.DuckDBPyConnection, path: Path, name: str, 
         run_file(con, "ingest/chrome_split.sql", {"trace_id": trace_id})
         _store_metadata(con, trace_id, result)
         run_file(con, "ingest/chrome_finish.sql", {"trace_id": trace_id})
+        facts.derive(con, trace_id)  # operations, phases, stacks, layers: stored with the trace
         seconds = time.perf_counter() - started
         con.execute(
             "UPDATE traces SET event_count = ?, rejected_count = ?, complete = ?, problem = ?, "

@@ -1,0 +1,35 @@
+-- Derives kernel_facts and python_stacks of one trace ($trace_id) from the live definitions in
+-- sql/views (_kernel_ops_live, _kernel_phases_live, _launch_stacks_live, _kernel_layers_live).
+-- Runs inside the load transaction, and again for every trace when rules or views change.
+
+DELETE FROM kernel_facts WHERE trace_id = $trace_id;
+
+DELETE FROM python_stacks WHERE trace_id = $trace_id;
+
+CREATE OR REPLACE TEMP TABLE _derive_stacks AS
+SELECT trace_id, launch_id, python_stack, summary,
+       dense_rank() OVER (ORDER BY python_stack, summary) AS stack_id
+FROM _launch_stacks_live
+WHERE trace_id = $trace_id AND python_stack IS NOT NULL;
+
+INSERT INTO python_stacks
+SELECT DISTINCT trace_id, stack_id, python_stack, summary FROM _derive_stacks;
+
+INSERT INTO kernel_facts (trace_id, kernel_id, op, pattern, phase, iteration, annotation, launch_id,
+                          cpu_op, stack_id)
+SELECT k.trace_id, k.kernel_id, o.op, o.pattern, p.phase, p.iteration, p.annotation, l.launch_id,
+       l.cpu_op, s.stack_id
+FROM kernels k
+JOIN _kernel_ops_live o USING (trace_id, kernel_id)
+JOIN _kernel_phases_live p USING (trace_id, kernel_id)
+JOIN kernel_launches l USING (trace_id, kernel_id)
+LEFT JOIN _derive_stacks s ON s.trace_id = k.trace_id AND s.launch_id = l.launch_id
+WHERE k.trace_id = $trace_id;
+
+-- layers are cut from the operations and phases just stored
+UPDATE kernel_facts f
+SET forward_pass = l.forward_pass, layer = l.layer, position = l.position
+FROM _kernel_layers_live l
+WHERE f.trace_id = $trace_id AND l.trace_id = $trace_id AND l.kernel_id = f.kernel_id;
+
+DROP TABLE _derive_stacks;

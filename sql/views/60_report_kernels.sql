@@ -1,0 +1,17 @@
+-- Where the reports start: kernels with their stored facts, filtered by trace and phase.
+
+-- Kernels of the selected traces and phase with their facts (table macro).
+-- Parameters: want_trace: trace name or id, NULL for every trace; want_phase: prefill, decode,
+-- mixed or none, NULL for every phase.
+-- Columns: trace_id, trace (name), kernel_id, name (kernel name), ts_ns, end_ns, dur_ns, and the
+-- kernel_facts columns op, pattern, phase, iteration, annotation, launch_id, cpu_op, stack_id,
+-- forward_pass, layer, position.
+CREATE OR REPLACE MACRO selected_kernels(want_trace, want_phase) AS TABLE
+SELECT t.trace_id, t.name AS trace, k.kernel_id, k.name, k.ts_ns, k.ts_ns + k.dur_ns AS end_ns, k.dur_ns,
+       f.op, f.pattern, f.phase, f.iteration, f.annotation, f.launch_id, f.cpu_op, f.stack_id,
+       f.forward_pass, f.layer, f.position
+FROM kernels k
+JOIN kernel_facts f USING (trace_id, kernel_id)
+JOIN traces t USING (trace_id)
+WHERE (want_trace IS NULL OR t.name = want_trace OR CAST(t.trace_id AS VARCHAR) = want_trace)
+  AND (want_phase IS NULL OR f.phase = want_phase);

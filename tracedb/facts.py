@@ -1,0 +1,34 @@
+"""Stored derived facts: kernel_facts and python_stacks, filled by sql/derive/kernel_facts.sql.
+
+The analysis is defined by the views in sql/views; deriving stores their result per trace so that
+every question afterwards (tracedb report, a DuckDB shell, a dashboard) reads it at once. It runs
+inside the load transaction, and for every trace when the rules or the views change.
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+from . import db
+
+# The joins and windows of the derivation hold a trace's kernels in memory (about 1 KiB per
+# kernel at peak); the load's tighter limit for staging is raised to this while deriving.
+DERIVE_MEMORY_LIMIT = "1GB"
+
+
+def derive(con: duckdb.DuckDBPyConnection, trace_id: int) -> None:
+    """(Re)derive one trace's facts (the caller owns the transaction)."""
+    before = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+    con.execute(f"SET memory_limit = '{DERIVE_MEMORY_LIMIT}'")
+    try:
+        db.run_file(con, "derive/kernel_facts.sql", {"trace_id": trace_id})
+    finally:
+        con.execute(f"SET memory_limit = '{before}'")
+
+
+def derive_all(con: duckdb.DuckDBPyConnection) -> int:
+    """(Re)derive every trace's facts (the caller owns the transaction); returns the trace count."""
+    ids = [r[0] for r in con.execute("SELECT trace_id FROM traces ORDER BY trace_id").fetchall()]
+    for trace_id in ids:
+        derive(con, trace_id)
+    return len(ids)
