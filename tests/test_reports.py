@@ -1,0 +1,156 @@
+"""Reports and the analysis views on the real fixtures, through the command line."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from conftest import KINETO, load, run_cli
+from tracedb import reports
+
+REPORTS = ["kernels", "layers", "ops", "phases", "stacks", "summary"]
+BY_NAME = {p.name.split(".")[0]: p for p in KINETO}
+
+
+@pytest.fixture(scope="module")
+def fixture_db(tmp_path_factory):
+    from tracedb.db import open_db
+
+    path = tmp_path_factory.mktemp("reports") / "fixtures.duckdb"
+    with open_db(path) as con:
+        for trace in KINETO:
+            load(con, trace)
+    return path
+
+
+@pytest.fixture
+def ro(fixture_db):
+    import duckdb
+
+    con = duckdb.connect(str(fixture_db), read_only=True)
+    yield con
+    con.close()
+
+
+def test_every_kernel_classified_and_other_within_goal(ro):
+    rows = ro.execute(
+        "SELECT t.name, count(*), count(o.op), sum(k.dur_ns) FILTER (o.op = 'Other') / sum(k.dur_ns) "
+        "FROM kernels k JOIN traces t USING (trace_id) LEFT JOIN kernel_ops o USING (trace_id, kernel_id) "
+        "GROUP BY t.name").fetchall()
+    assert len(rows) == len([p for p in KINETO if "cpu_only" not in p.name])
+    for name, kernels, classified, other_share in rows:
+        assert kernels == classified, name
+        assert (other_share or 0) <= 0.05, name
+
+
+@pytest.mark.parametrize("trace, layers, markers", [
+    ("h100_bert-small", 4, "flash_fwd"), ("mi300_bert-small", 4, "attn_fwd"),
+    ("mi300x_sglang_qwen3-8b_decode", 36, "paged_attention"), ("mi300_vllm_decode_hipgraph", 24, "attention"),
+])
+def test_fixture_layers(ro, trace, layers, markers):
+    got = ro.execute(
+        "SELECT forward_pass, count(DISTINCT layer), min(layer), max(layer) FROM kernel_layers "
+        "JOIN traces USING (trace_id) WHERE name = ? AND layer IS NOT NULL GROUP BY 1", [trace]).fetchall()
+    assert [(g[1], g[2], g[3]) for g in got] == [(layers, 0, layers - 1)]
+    # every layer holds exactly one attention (marker group), whatever its kernel count
+    per_layer = ro.execute(
+        "SELECT l.layer, count(*) FILTER (o.op = 'Attention') FROM kernel_layers l "
+        "JOIN kernel_ops o USING (trace_id, kernel_id) JOIN traces t USING (trace_id) "
+        "WHERE t.name = ? AND l.layer IS NOT NULL GROUP BY 1", [trace]).fetchall()
+    attention_kernels = {n for (n,) in ro.execute(
+        "SELECT count(*) FROM kernels k JOIN kernel_ops o USING (trace_id, kernel_id) JOIN traces t USING (trace_id) "
+        "WHERE t.name = ? AND o.op = 'Attention' AND k.name ILIKE ?", [trace, f"%{markers}%"]).fetchall()}
+    assert all(n >= 1 for _, n in per_layer) and attention_kernels
+
+
+def test_fixture_phases_and_graph_replay(ro):
+    phases = dict(ro.execute("SELECT t.name, string_agg(DISTINCT p.phase) FROM kernel_phases p "
+                             "JOIN traces t USING (trace_id) GROUP BY 1").fetchall())
+    assert phases["mi300x_sglang_qwen3-8b_decode"] == "decode"
+    assert phases["mi300_vllm_decode_hipgraph"] == "decode"
+    assert phases["h100_bert-small"] == "none"
+    assert ro.execute("SELECT DISTINCT iteration FROM kernel_phases JOIN traces USING (trace_id) "
+                      "WHERE name = 'h100_bert-small'").fetchall() == [(6,)]
+    # the HIP graph replay: one launch, 421 kernels, one row each in every view
+    replay = ro.execute(
+        "SELECT count(*), count(DISTINCT launch_id) FROM kernel_launches JOIN traces USING (trace_id) "
+        "WHERE name = 'mi300_vllm_decode_hipgraph' AND graph").fetchone()
+    assert replay == (421, 1)
+    for view in ("kernel_ops", "kernel_phases", "kernel_stacks", "kernel_layers", "kernel_launches"):
+        assert ro.execute(f"SELECT count(*), count(DISTINCT (trace_id, kernel_id)) FROM {view}").fetchone() == \
+            ro.execute("SELECT count(*), count(*) FROM kernels").fetchone()
+    summary = ro.execute("SELECT DISTINCT summary FROM kernel_stacks s JOIN kernel_launches l "
+                         "USING (trace_id, kernel_id) WHERE l.graph").fetchall()
+    assert all(s[0].endswith("[CUDA graph]") for s in summary)
+
+
+def test_reports_are_listed():
+    assert sorted(reports.available()) == REPORTS
+    proc = run_cli("reports", "--format", "json", check=True)
+    assert sorted(r["report"] for r in json.loads(proc.stdout)) == REPORTS
+
+
+@pytest.mark.parametrize("name", REPORTS)
+def test_report_runs_on_every_fixture(fixture_db, name):
+    proc = run_cli("report", name, "--format", "csv", db=fixture_db, check=True)
+    rows = list(csv.DictReader(io.StringIO(proc.stdout)))
+    traces = {r["trace"] for r in rows}
+    assert traces == {p.name.split(".")[0] for p in KINETO if "cpu_only" not in p.name}
+    report = reports.get(name)
+    assert list(rows[0]) == list(report.columns), "header documents every column, in order"
+
+
+def test_ops_report_shares_and_phase_filter(fixture_db):
+    out = run_cli("report", "ops", "--trace", "mi300x_sglang_qwen3-8b_decode", "--format", "json",
+                  db=fixture_db, check=True)
+    rows = json.loads(out.stdout)
+    assert abs(sum(r["share_pct"] for r in rows) - 100) < 1e-6
+    assert {r["phase"] for r in rows} == {"decode"}
+    top = rows[0]
+    assert top["op"] == "Dense GEMM" and top["kernels"] == 36 * 4 + 1  # 4 GEMMs per layer + LM head
+    none = run_cli("report", "ops", "--trace", "mi300x_sglang_qwen3-8b_decode", "--phase", "prefill",
+                   "--format", "json", db=fixture_db, check=True)
+    assert json.loads(none.stdout) == []
+    limited = json.loads(run_cli("report", "kernels", "--limit", "2", "--format", "json", db=fixture_db,
+                                 check=True).stdout)
+    assert max(sum(1 for r in limited if r["trace"] == t) for t in {r["trace"] for r in limited}) == 2
+
+
+def test_table_output_has_titles_and_totals(fixture_db):
+    out = run_cli("report", "summary", "--trace", "h100_bert-small", db=fixture_db, check=True).stdout
+    assert "summary — h100_bert-small" in out and "total" in out and "\x1b[" not in out
+    out = run_cli("report", "layers", "-t", "h100_bert-small", "--format", "markdown", db=fixture_db,
+                  check=True).stdout
+    assert "**layers — h100_bert-small**" in out and "| **total** |" in out
+
+
+def test_show_sql_and_user_errors(fixture_db):
+    out = run_cli("report", "ops", "--show-sql", "--phase", "decode", db=fixture_db, check=True).stdout
+    assert out.startswith("-- Report: ops") and "$phase = 'decode'" in out
+    for args, message in [(("report", "nope"), "no report named 'nope'"),
+                          (("report", "ops", "--trace", "missing"), "no trace named 'missing'"),
+                          (("report", "ops", "--phase", "warmup"), "phase 'warmup' is not one of"),
+                          (("report", "phases", "--limit", "3"), "report phases takes no --limit")]:
+        proc = run_cli(*args, db=fixture_db)
+        assert proc.returncode == 1 and message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_user_rules_file_reclassifies_and_is_removable(tmp_path):
+    db = tmp_path / "rules.duckdb"
+    run_cli("load", BY_NAME["mi300_bert-small"], db=db, check=True)
+    mine = tmp_path / "my_rules.csv"
+    mine.write_text("priority,platform,match,pattern,op,label\n1,AMD,prefix,attn_fwd,Flash Attention (Triton),mine\n")
+    proc = run_cli("report", "ops", "--rules", mine, "--format", "json", db=db, check=True)
+    ops = {r["op"] for r in json.loads(proc.stdout)}
+    assert "Flash Attention (Triton)" in ops and "Attention" not in ops
+    # the derived layers followed: attention is no longer a marker, so no layers remain
+    layers = run_cli("sql", "SELECT count(layer) AS n FROM kernel_layers", "--format", "json", db=db, check=True)
+    assert json.loads(layers.stdout) == [{"n": 0}]
+    run_cli("rules", "rm", "my_rules.csv", db=db, check=True)
+    proc = run_cli("report", "ops", "--format", "json", db=db, check=True)
+    assert "Attention" in {r["op"] for r in json.loads(proc.stdout)}
+    listed = json.loads(run_cli("rules", "--format", "json", db=db, check=True).stdout)
+    assert listed[0]["source"] == "builtin" and len(listed) > 100
