@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from load_bench import HERE, OUT, TRACEDB_BODY, measure, peer_python
+from load_bench import OUT, TRACEDB_BODY, measure, peer_python, remove_db, synthetic_trace
 
 REPORT_BODY = """
 import duckdb
@@ -50,15 +50,10 @@ def main() -> None:
     ap.add_argument("--skip-peer", action="store_true", help="measure tracedb only")
     a = ap.parse_args()
 
-    OUT.mkdir(exist_ok=True)
-    trace = OUT / f"synthetic_{int(a.mb)}mb.json"
-    if not trace.exists():
-        subprocess.run([sys.executable, str(HERE / "synth.py"), str(trace), "--mb", str(a.mb)], check=True)
+    trace = synthetic_trace(a.mb)
     db = Path(a.db) if a.db else OUT / "bench.duckdb"
     if not _holds(db, trace):
-        for p in (db, Path(str(db) + ".wal")):
-            if p.exists():
-                p.unlink()
+        remove_db(db)
         measure(sys.executable, TRACEDB_BODY, str(trace), str(db))
 
     names = ["summary", "ops", "kernels", "phases", "stacks", "layers"]

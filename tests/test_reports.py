@@ -154,3 +154,29 @@ def test_user_rules_file_reclassifies_and_is_removable(tmp_path):
     assert "Attention" in {r["op"] for r in json.loads(proc.stdout)}
     listed = json.loads(run_cli("rules", "--format", "json", db=db, check=True).stdout)
     assert listed[0]["source"] == "builtin" and len(listed) > 100
+
+
+@pytest.mark.parametrize("text, message", [
+    ("priority,platform,match,pattern,op,label\n5,any,regex,([a-z,Attention,bad\n", "line 2: bad regular expression"),
+    ("kernel,op\nfoo,Attention\n", "not a rules file: the header must be"),
+    ("", "empty rules file"),
+    (None, "no such rules file"),
+])
+def test_bad_rules_file_leaves_the_database_unchanged(tmp_path, text, message):
+    from conftest import table_counts
+    from tracedb.db import open_db
+
+    db = tmp_path / "bad.duckdb"
+    run_cli("load", BY_NAME["h100_bert-small"], db=db, check=True)
+    with open_db(db) as con:
+        before = table_counts(con)
+    path = tmp_path / "bad_rules.csv"
+    if text is not None:
+        path.write_text(text)
+    for args in (("rules", "add", path), ("report", "ops", "--rules", path)):
+        proc = run_cli(*args, db=db)
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"tracedb: error: {path}: ") and message in lines[0]
+    with open_db(db) as con:
+        assert table_counts(con) == before

@@ -271,9 +271,7 @@ def rules_list(
     sql/rules/annotation_patterns.csv."""
     if ctx.invoked_subcommand:
         return
-    if table not in [k.table for k in rules.KINDS]:
-        raise TracedbError(f"--table must be one of {', '.join(k.table for k in rules.KINDS)}")
-    view = "_kernel_rules_ordered" if table == "kernel_rules" else "_annotation_patterns_ordered"
+    view = rules.kind_named(table).ordered
     with open_db(_db_path(db), read_only=True) as con:
         cur = con.execute(f"SELECT * FROM {view} ORDER BY rank")
         render([d[0] for d in cur.description], cur.fetchall(), fmt, title=table)
@@ -297,7 +295,6 @@ def rules_rm(
     """Remove your rules of one source and re-derive every trace."""
     with open_db(_db_path(db)) as con:
         removed = rules.remove_source(con, source)
-        _refresh(con)
     say(f"tracedb: removed {removed} rule(s) of {source}")
 
 
@@ -305,25 +302,13 @@ def rules_rm(
 def refresh(db: DbOption = None) -> None:
     """Re-derive every trace's operations, phases, stacks and layers (after editing rules by hand)."""
     with open_db(_db_path(db)) as con:
-        count = _refresh(con)
+        count = facts.refresh(con)
     say(f"tracedb: refreshed {count} trace(s)")
 
 
 def _add_rules(con, path: Path) -> None:
     table, source, count = rules.add_file(con, path)
-    _refresh(con)
     say(f"tracedb: {count} rule(s) from {path} stored in {table} as source {source!r}")
-
-
-def _refresh(con) -> int:
-    con.execute("BEGIN TRANSACTION")
-    try:
-        count = facts.derive_all(con)
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
-    return count
 
 
 @app.command()

@@ -135,12 +135,17 @@ def run_script(con: duckdb.DuckDBPyConnection, text: str) -> None:
                 con.execute(comment)
 
 
+def used_params(stmt: str, params: dict) -> dict | None:
+    """The $name parameters a statement uses outside comments (DuckDB refuses unused ones)."""
+    code = "\n".join(line.split("--", 1)[0] for line in stmt.splitlines())
+    used = {k: v for k, v in params.items() if re.search(rf"\${k}\b", code)}
+    return used or None
+
+
 def run_with_params(con: duckdb.DuckDBPyConnection, statements: list[str], params: dict) -> None:
     """Run statements, binding to each only the $name parameters it uses."""
     for stmt in statements:
-        code = "\n".join(line.split("--", 1)[0] for line in stmt.splitlines())
-        used = {k: v for k, v in params.items() if f"${k}" in code}
-        con.execute(stmt, used or None)
+        con.execute(stmt, used_params(stmt, params))
 
 
 def run_file(con: duckdb.DuckDBPyConnection, rel: str, params: dict | None = None) -> None:

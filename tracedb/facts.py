@@ -32,3 +32,15 @@ def derive_all(con: duckdb.DuckDBPyConnection) -> int:
     for trace_id in ids:
         derive(con, trace_id)
     return len(ids)
+
+
+def refresh(con: duckdb.DuckDBPyConnection) -> int:
+    """Re-derive every trace in one transaction of its own; returns the trace count."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        count = derive_all(con)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return count

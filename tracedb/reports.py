@@ -25,7 +25,7 @@ from typing import Any
 
 import duckdb
 
-from . import sqlfiles
+from . import db, sqlfiles
 from .errors import TracedbError
 
 FORMATS = ("text", "count", "duration", "percent", "ratio", "bytes", "id")
@@ -154,10 +154,8 @@ def check_trace(con: duckdb.DuckDBPyConnection, trace: str | None) -> None:
 
 def run(con: duckdb.DuckDBPyConnection, report: Report, values: dict[str, Any]) -> tuple[list[str], list[tuple]]:
     """Run a report; returns its column names and rows."""
-    code = "\n".join(line.split("--", 1)[0] for line in report.sql.splitlines())
-    used = {k: v for k, v in values.items() if re.search(rf"\${k}\b", code)}
     try:
-        cur = con.execute(report.sql, used or None)
+        cur = con.execute(report.sql, db.used_params(report.sql, values))
     except duckdb.Error as exc:
         raise TracedbError(f"report {report.name}: {' '.join(str(exc).split())}") from None
     return [d[0] for d in cur.description], cur.fetchall()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import duckdb
 
-from . import db, sqlfiles
+from . import db, facts, sqlfiles
 from .errors import TracedbError
 
 BUILTIN = "builtin"
@@ -25,18 +25,19 @@ class RuleKind:
     table: str
     header: tuple[str, ...]
     loader: str  # SQL file under sql/rules that loads a CSV of this kind
+    ordered: str  # view listing the rows in the order they are tried
     allowed: dict[str, tuple[str, ...]]  # column -> accepted values
     regex_column: str | None  # column holding RE2 expressions (always, or when match = 'regex')
 
 
 KINDS = (
     RuleKind("kernel_rules", ("priority", "platform", "match", "pattern", "op", "label"),
-             "rules/load_kernel_rules.sql",
+             "rules/load_kernel_rules.sql", "_kernel_rules_ordered",
              {"platform": ("any", "NVIDIA", "AMD"), "match": ("prefix", "contains", "regex")}, "pattern"),
     RuleKind("annotation_patterns",
              ("priority", "role", "format", "regex", "phase", "context_group", "generation_group",
               "number_group"),
-             "rules/load_annotation_patterns.sql",
+             "rules/load_annotation_patterns.sql", "_annotation_patterns_ordered",
              {"role": ("phase", "step"), "phase": ("prefill", "decode", "mixed", "none", "")}, "regex"),
 )
 
@@ -51,19 +52,25 @@ def load_builtin(con: duckdb.DuckDBPyConnection) -> None:
         db.run_file(con, kind.loader, {"source": BUILTIN, "path": str(path)})
 
 
-def kind_of(path: Path) -> RuleKind:
+def kind_named(table: str) -> RuleKind:
+    for k in KINDS:
+        if k.table == table:
+            return k
+    raise TracedbError(f"no rules table {table!r}; tables: {', '.join(k.table for k in KINDS)}")
+
+
+def kind_of(path: Path, header: list[str]) -> RuleKind:
     """Which rules table a CSV file is for, from its header."""
-    header = _read_rows(path)[0] if path.is_file() else None
-    if header is None:
-        raise TracedbError(f"{path}: no such rules file")
-    for kind in KINDS:
-        if tuple(h.strip() for h in header) == kind.header:
-            return kind
+    for k in KINDS:
+        if tuple(h.strip() for h in header) == k.header:
+            return k
     wanted = " or ".join(",".join(k.header) for k in KINDS)
     raise TracedbError(f"{path}: not a rules file: the header must be {wanted}")
 
 
 def _read_rows(path: Path) -> list[list[str]]:
+    if not path.is_file():
+        raise TracedbError(f"{path}: no such rules file")
     try:
         with open(path, newline="", encoding="utf-8") as f:
             rows = list(csv.reader(f))
@@ -74,9 +81,9 @@ def _read_rows(path: Path) -> list[list[str]]:
     return rows
 
 
-def validate(path: Path, kind: RuleKind) -> None:
-    """Check every row before it reaches the table: one line naming the file, line and problem."""
-    rows = _read_rows(path)
+def validate(path: Path, kind: RuleKind, rows: list[list[str]]) -> None:
+    """Check every row (header first) before it reaches the table: one line naming the file, line
+    and problem."""
     header = [h.strip() for h in rows[0]]
     con = duckdb.connect()
     try:
@@ -109,13 +116,12 @@ def validate(path: Path, kind: RuleKind) -> None:
 
 
 def add_file(con: duckdb.DuckDBPyConnection, path: Path, source: str | None = None) -> tuple[str, str, int]:
-    """Load a user's rules file as source `source` (default: the file name), replacing that source.
-
-    Returns (table, source, rows loaded).
-    """
+    """Load a user's rules file as source `source` (default: the file name), replacing that source,
+    and re-derive every trace in the same transaction. Returns (table, source, rows loaded)."""
     path = Path(path)
-    kind = kind_of(path)
-    validate(path, kind)
+    rows = _read_rows(path)
+    kind = kind_of(path, rows[0])
+    validate(path, kind, rows)
     source = source or path.name
     if source == BUILTIN:
         raise TracedbError(f"{path}: the source name {BUILTIN!r} is reserved for the packaged rules")
@@ -123,27 +129,33 @@ def add_file(con: duckdb.DuckDBPyConnection, path: Path, source: str | None = No
     try:
         db.run_file(con, kind.loader, {"source": source, "path": str(path.resolve())})
         count = con.execute(f"SELECT count(*) FROM {kind.table} WHERE source = ?", [source]).fetchone()[0]
+        facts.derive_all(con)
         con.execute("COMMIT")
     except duckdb.Error as exc:
         con.execute("ROLLBACK")
         raise TracedbError(f"{path}: cannot load rules: {' '.join(str(exc).split())}") from None
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
     return kind.table, source, count
 
 
 def remove_source(con: duckdb.DuckDBPyConnection, source: str) -> int:
-    """Delete a user's rules source from every rules table; returns the rows removed."""
+    """Delete a user's rules source from every rules table and re-derive every trace, in one
+    transaction; returns the rows removed."""
     if source == BUILTIN:
         raise TracedbError("the built-in rules cannot be removed; add your own to take precedence")
     removed = 0
     con.execute("BEGIN TRANSACTION")
     try:
-        for kind in KINDS:
-            removed += con.execute(f"SELECT count(*) FROM {kind.table} WHERE source = ?", [source]).fetchone()[0]
-            con.execute(f"DELETE FROM {kind.table} WHERE source = ?", [source])
+        for k in KINDS:
+            removed += con.execute(f"SELECT count(*) FROM {k.table} WHERE source = ?", [source]).fetchone()[0]
+            con.execute(f"DELETE FROM {k.table} WHERE source = ?", [source])
+        if not removed:
+            raise TracedbError(f"no rules from source {source!r} (see: tracedb rules)")
+        facts.derive_all(con)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
-    if not removed:
-        raise TracedbError(f"no rules from source {source!r} (see: tracedb rules)")
     return removed

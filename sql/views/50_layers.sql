@@ -46,17 +46,17 @@ GROUP BY t.trace_id;
 CREATE OR REPLACE VIEW _pass_kernels AS
 WITH annotated AS (
     SELECT DISTINCT trace_id FROM step_annotations
-), seqd AS (
-    SELECT k.trace_id, k.kernel_id, k.correlation, k.name, o.op,
+), passes AS (
+    SELECT k.trace_id, k.kernel_id, k.correlation, k.name, k.ts_ns, o.op,
            CASE WHEN a.trace_id IS NULL THEN 0 ELSE p.iteration END AS forward_pass,
-           o.op IN ('Attention', 'SSM') AS is_marker,
-           row_number() OVER (PARTITION BY k.trace_id,
-                                           CASE WHEN a.trace_id IS NULL THEN 0 ELSE p.iteration END
-                              ORDER BY k.ts_ns, k.kernel_id) AS seq
+           o.op IN ('Attention', 'SSM') AS is_marker
     FROM kernels k
     JOIN kernel_ops o USING (trace_id, kernel_id)
     JOIN kernel_phases p USING (trace_id, kernel_id)
     LEFT JOIN annotated a USING (trace_id)
+), seqd AS (
+    SELECT *, row_number() OVER (PARTITION BY trace_id, forward_pass ORDER BY ts_ns, kernel_id) AS seq
+    FROM passes
 ), starts AS (
     SELECT *, is_marker AND NOT coalesce(lag(is_marker) OVER w, false) AS group_start
     FROM seqd WINDOW w AS (PARTITION BY trace_id, forward_pass ORDER BY seq)
