@@ -11,7 +11,8 @@ import pytest
 from conftest import KINETO, load, run_cli
 from tracedb import reports
 
-REPORTS = ["kernels", "layers", "ops", "phases", "stacks", "summary"]
+REPORTS = ["kernels", "layers", "ops", "phases", "stacks", "summary"]  # one trace, or every trace
+COMPARISONS = ["alignment", "compare", "fusion", "same-kernels"]  # two traces: --trace A --vs B
 BY_NAME = {p.name.split(".")[0]: p for p in KINETO}
 
 
@@ -88,9 +89,10 @@ def test_fixture_phases_and_graph_replay(ro):
 
 
 def test_reports_are_listed():
-    assert sorted(reports.available()) == REPORTS
+    assert sorted(reports.available()) == sorted(REPORTS + COMPARISONS)
+    assert sorted(r.name for r in reports.available().values() if r.compares) == COMPARISONS
     proc = run_cli("reports", "--format", "json", check=True)
-    assert sorted(r["report"] for r in json.loads(proc.stdout)) == REPORTS
+    assert sorted(r["report"] for r in json.loads(proc.stdout)) == sorted(REPORTS + COMPARISONS)
 
 
 @pytest.mark.parametrize("name", REPORTS)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from pathlib import Path
@@ -16,7 +17,7 @@ from . import __version__, facts, reports, rules
 from .db import default_path, open_db
 from .errors import TracedbError
 from .ingest.loader import LoadOutcome, delete_trace, load_file
-from .render import Format, render
+from .render import Format, json_default, render
 
 app = typer.Typer(
     help="tracedb: stream accelerator profiler traces into one DuckDB file and query them with SQL.",
@@ -215,20 +216,28 @@ def list_reports(fmt: FormatOption = Format.table) -> None:
 def run_report(
     name: Annotated[str, typer.Argument(help="Report to run (see: tracedb reports).", show_default=False)],
     db: DbOption = None,
-    trace: Annotated[Optional[str], typer.Option("--trace", "-t", help="Only this trace (name or id).",
+    trace: Annotated[Optional[str], typer.Option("--trace", "-t", help="Only this trace (name or id); for a "
+                                                 "comparison, trace A.", show_default=False)] = None,
+    vs: Annotated[Optional[str], typer.Option("--vs", help="Trace B of a comparison (compare, alignment, fusion, "
+                                              "same-kernels).", show_default=False)] = None,
+    phase: Annotated[Optional[str], typer.Option(help="Only kernels of this phase: prefill, decode, mixed, none "
+                                                      "or all.", show_default=False)] = None,
+    limit: Annotated[Optional[int], typer.Option(help="Rows per table (default: the report's own).",
                                                  show_default=False)] = None,
-    phase: Annotated[Optional[str], typer.Option(help="Only kernels of this phase: prefill, decode, mixed "
-                                                      "or none.", show_default=False)] = None,
-    limit: Annotated[Optional[int], typer.Option(help="Rows per trace (default: the report's own).",
-                                                 show_default=False)] = None,
+    section: Annotated[Optional[str], typer.Option(help="Only this table of a report that prints several.",
+                                                   show_default=False)] = None,
     rules_file: RulesOption = None,
     show_sql: Annotated[bool, typer.Option("--show-sql", help="Print the report's SQL and the parameter "
                                                               "values instead of running it.")] = False,
     fmt: FormatOption = Format.table,
 ) -> None:
-    """Run a report; a table per trace with a totals row (csv/json: plain rows)."""
+    """Run a report: a table per trace with a totals row, or for a comparison (--trace A --vs B)
+    its tables titled with both traces (csv/json: plain rows)."""
     report = reports.get(name)
-    values = reports.bind(report, {"trace": trace, "phase": phase, "limit": limit})
+    values = reports.bind(report, {"trace": trace, "vs": vs, "phase": phase, "limit": limit})
+    if section is not None and section not in [s.name for s in report.sections]:
+        raise TracedbError(f"report {report.name} has no section {section!r} "
+                           f"(sections: {', '.join(s.name for s in report.sections)})")
     if show_sql:
         typer.echo(report.sql.rstrip())
         typer.echo("-- parameters: " + ", ".join(f"${k} = {v!r}" for k, v in values.items()))
@@ -238,11 +247,30 @@ def run_report(
             _add_rules(con, rules_file)
     with open_db(_db_path(db), read_only=True) as con:
         reports.check_trace(con, trace)
-        columns, rows = reports.run(con, report, values)
-    formats = {c.name: c.format for c in report.columns.values()}
-    totals = [c.name for c in report.columns.values() if c.total]
-    if fmt in (Format.csv, Format.json) or "trace" not in columns or not rows:
-        render(columns, rows, fmt, title=f"{report.name}: {report.summary}", formats=formats, totals=totals)
+        reports.check_trace(con, vs)
+        labels = reports.trace_labels(con, values) if report.compares else None
+        results = [r for r in reports.run(con, report, values) if section in (None, r[0].name)]
+    if fmt is Format.json and len(results) > 1:
+        typer.echo(json.dumps({sec.name: [dict(zip(cols, row)) for row in rows] for sec, cols, rows in results},
+                              default=json_default, ensure_ascii=False, indent=2))
+        return
+    for n, (sec, columns, rows) in enumerate(results):
+        if fmt is Format.csv and n:
+            typer.echo("")
+        _print_section(report, sec, columns, rows, fmt, labels)
+
+
+def _print_section(report, sec, columns, rows, fmt: Format, labels) -> None:
+    title = report.name if sec.name == "main" else f"{report.name} · {sec.name}"
+    formats = {c.name: c.format for c in sec.columns.values()}
+    totals = [c.name for c in sec.columns.values() if c.total]
+    notes = [c.name for c in sec.columns.values() if c.note]
+    if labels:
+        title += f" — A: {labels[0]}  vs  B: {labels[1]}"
+    if fmt in (Format.csv, Format.json) or labels or "trace" not in columns or not rows:
+        if not labels:
+            title += f": {sec.summary}"
+        render(columns, rows, fmt, title=title, formats=formats, totals=totals, notes=notes)
         return
     at = columns.index("trace")
     groups: dict[str, list] = {}
@@ -250,8 +278,8 @@ def run_report(
         groups.setdefault(row[at], []).append(row)
     shown = [c for c in columns if c != "trace"]
     for trace_name, group in groups.items():
-        render(shown, [r[:at] + r[at + 1:] for r in group], fmt, title=f"{report.name} — {trace_name}",
-               formats=formats, totals=totals)
+        render(shown, [r[:at] + r[at + 1:] for r in group], fmt, title=f"{title} — {trace_name}",
+               formats=formats, totals=totals, notes=notes)
 
 
 rules_app = typer.Typer(help="Kernel classification rules and annotation patterns: list, add your own, remove.",

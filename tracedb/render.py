@@ -86,7 +86,7 @@ def _format_by_name(column: str) -> str:
     return "count"
 
 
-def _json_default(value: Any):
+def json_default(value: Any):
     if isinstance(value, decimal.Decimal):
         return float(value)
     if isinstance(value, (dt.datetime, dt.date, dt.time)):
@@ -102,15 +102,27 @@ def _is_number(value: Any) -> bool:
 
 def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: Format | str = Format.table,
            *, title: str | None = None, out=None, formats: dict[str, str] | None = None,
-           totals: Sequence[str] = ()) -> None:
+           totals: Sequence[str] = (), notes: Sequence[str] = ()) -> None:
     """Print rows. formats maps columns to display formats (see display); totals names the
-    columns summed in a totals row (table and markdown only: machine formats keep raw rows)."""
+    columns summed in a totals row; notes names sentence columns printed under the table, each
+    beside its row's first cell (table and markdown only: machine formats keep raw rows)."""
     out = out or sys.stdout
     fmt = Format(fmt)
     formats = formats or {}
+    if fmt in (Format.table, Format.markdown) and any(n in columns for n in notes):
+        keep = [i for i, c in enumerate(columns) if c not in notes]
+        lines = [f"{display(columns[0], row[0], formats.get(columns[0]))}. {row[i]}"
+                 for row in rows for i, c in enumerate(columns) if c in notes and row[i] is not None]
+        render([columns[i] for i in keep], [[row[i] for i in keep] for row in rows], fmt, title=title, out=out,
+               formats=formats, totals=totals)
+        for line in lines:
+            out.write(("- " if fmt is Format.markdown else "  ") + line + "\n")
+        if lines:
+            out.write("\n")
+        return
     if fmt is Format.json:
         records = [dict(zip(columns, row)) for row in rows]
-        out.write(json.dumps(records, default=_json_default, ensure_ascii=False, indent=2) + "\n")
+        out.write(json.dumps(records, default=json_default, ensure_ascii=False, indent=2) + "\n")
         return
     if fmt is Format.csv:
         writer = csv.writer(out, lineterminator="\n")

@@ -13,7 +13,16 @@ A report is one SELECT preceded by a header that documents it:
 
 Parameters are bound as DuckDB prepared-statement parameters ($trace, $limit), never pasted into
 the SQL. Column formats: text, count, duration (ns), percent, ratio, bytes, id; `total` marks the
-columns summed in the totals row.
+columns summed in the totals row, `note` a sentence printed under the table rather than in it.
+
+A report may print several tables: each further SELECT starts with its own header,
+
+    -- Section: summary
+    -- What this table shows.
+    -- Columns:
+    --   status    text   ...
+
+A report with a `vs` parameter compares two traces ($trace is A, $vs is B) and needs both.
 """
 
 from __future__ import annotations
@@ -38,6 +47,7 @@ class Column:
     format: str
     total: bool
     doc: str
+    note: bool = False  # a sentence: printed under a table, beside the row's first cell
 
 
 @dataclass
@@ -48,13 +58,31 @@ class Param:
 
 
 @dataclass
+class Section:
+    name: str
+    summary: str
+    sql: str
+    columns: dict[str, Column] = field(default_factory=dict)
+
+
+@dataclass
 class Report:
     name: str
     summary: str
     path: Path
     sql: str
     params: dict[str, Param] = field(default_factory=dict)
-    columns: dict[str, Column] = field(default_factory=dict)
+    sections: list[Section] = field(default_factory=list)
+
+    @property
+    def columns(self) -> dict[str, Column]:
+        """Columns of the first (main) table."""
+        return self.sections[0].columns if self.sections else {}
+
+    @property
+    def compares(self) -> bool:
+        """True for a report on two traces (it takes --trace A --vs B)."""
+        return "vs" in self.params
 
 
 def reports_dir() -> Path:
@@ -72,45 +100,71 @@ def _literal(text: str) -> Any:
     raise ValueError(f"default {text!r} is not NULL, an integer or a 'string'")
 
 
+def _header(lines: list[str], start: int) -> list[tuple[int, str]]:
+    """The comment lines from lines[start] on, with their 1-based numbers."""
+    header = []
+    for index in range(start, len(lines)):
+        if not lines[index].startswith("--"):
+            break
+        header.append((index + 1, lines[index][2:]))
+    return header
+
+
 def parse(path: Path) -> Report:
-    """Read a report file and its header; a malformed header names the file and line."""
+    """Read a report file, its header and its sections; a malformed header names the file and line."""
     text = path.read_text(encoding="utf-8")
     lines = text.splitlines()
-    header: list[tuple[int, str]] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.startswith("--"):
-            break
-        header.append((number, line[2:]))
+    header = _header(lines, 0)
     if not header or not header[0][1].strip().lower().startswith("report:"):
         raise TracedbError(f"{path}: line 1: a report starts with '-- Report: NAME'")
     name = header[0][1].split(":", 1)[1].strip()
     report = Report(name=name, summary="", path=path, sql=text)
-    section = "summary"
+    starts = [0] + [i for i, line in enumerate(lines) if line.lower().startswith("-- section:")]
+    for n, start in enumerate(starts):
+        end = starts[n + 1] if n + 1 < len(starts) else len(lines)
+        head = _header(lines, start)
+        title = head[0][1].split(":", 1)[1].strip() if n else "main"
+        section = Section(name=title, summary="", sql="\n".join(lines[start:end]))
+        summary = _parse_header(path, report, section, head[1:], allow_params=(n == 0))
+        section.summary = summary
+        if not section.columns:
+            raise TracedbError(f"{path}: line {start + 1}: section {title!r} has no 'Columns:' block")
+        report.sections.append(section)
+    report.summary = report.sections[0].summary
+    return report
+
+
+def _parse_header(path: Path, report: Report, section: Section, header: list[tuple[int, str]],
+                  allow_params: bool) -> str:
+    part = "summary"
     summary: list[str] = []
-    for number, body in header[1:]:
+    for number, body in header:
         stripped = body.strip()
         if stripped.lower() in ("parameters:", "columns:"):
-            section = stripped[:-1].lower()
+            part = stripped[:-1].lower()
+            if part == "parameters" and not allow_params:
+                raise TracedbError(f"{path}: line {number}: parameters belong to the report's first header")
             continue
         if not stripped:
             continue
         try:
-            if section == "summary":
+            if part == "summary":
                 summary.append(stripped)
-            elif section == "parameters":
+            elif part == "parameters":
                 m = re.match(r"^(\w+)\s*=\s*('[^']*'|\S+)\s*(.*)$", stripped)
                 if not m:
                     raise ValueError("expected 'name = default  description'")
                 report.params[m.group(1)] = Param(m.group(1), _literal(m.group(2)), m.group(3))
             else:
-                m = re.match(r"^(\w+)\s+(\w+)(\s+total)?\s*(.*)$", stripped)
+                m = re.match(r"^(\w+)\s+(\w+)(?:\s+(total|note)\b)?\s*(.*)$", stripped)
                 if not m or m.group(2) not in FORMATS:
-                    raise ValueError(f"expected 'column format [total] description', format one of {', '.join(FORMATS)}")
-                report.columns[m.group(1)] = Column(m.group(1), m.group(2), bool(m.group(3)), m.group(4))
+                    raise ValueError("expected 'column format [total|note] description', "
+                                     f"format one of {', '.join(FORMATS)}")
+                section.columns[m.group(1)] = Column(m.group(1), m.group(2), m.group(3) == "total", m.group(4),
+                                                     note=m.group(3) == "note")
         except ValueError as exc:
             raise TracedbError(f"{path}: line {number}: {exc}") from None
-    report.summary = " ".join(summary)
-    return report
+    return " ".join(summary)
 
 
 def available() -> dict[str, Report]:
@@ -129,15 +183,22 @@ def get(name: str) -> Report:
 
 
 def bind(report: Report, given: dict[str, Any]) -> dict[str, Any]:
-    """The report's parameters: defaults overridden by the given values that are not None."""
+    """The report's parameters: defaults overridden by the given values that are not None.
+    phase 'all' means every phase."""
+    given = dict(given)
+    if given.get("phase") == "all":
+        given["phase"] = None
     unknown = [k for k, v in given.items() if v is not None and k not in report.params]
     if unknown:
-        raise TracedbError(f"report {report.name} takes no {', '.join('--' + u for u in unknown)} "
+        hint = " (it reads one trace or all of them)" if unknown == ["vs"] else ""
+        raise TracedbError(f"report {report.name} takes no {', '.join('--' + u for u in unknown)}{hint} "
                            f"(parameters: {', '.join(report.params) or 'none'})")
     values = {name: p.default for name, p in report.params.items()}
     values.update({k: v for k, v in given.items() if v is not None})
+    if report.compares and (values.get("trace") is None or values.get("vs") is None):
+        raise TracedbError(f"report {report.name} compares two traces: give --trace A --vs B")
     if values.get("phase") is not None and values["phase"] not in PHASES:
-        raise TracedbError(f"phase {values['phase']!r} is not one of {', '.join(PHASES)}")
+        raise TracedbError(f"phase {values['phase']!r} is not one of {', '.join(PHASES)} or all")
     if values.get("limit") is not None and int(values["limit"]) < 1:
         raise TracedbError("--limit must be at least 1")
     return values
@@ -152,10 +213,18 @@ def check_trace(con: duckdb.DuckDBPyConnection, trace: str | None) -> None:
         raise TracedbError(f"no trace named {trace!r} (see: tracedb ls)")
 
 
-def run(con: duckdb.DuckDBPyConnection, report: Report, values: dict[str, Any]) -> tuple[list[str], list[tuple]]:
-    """Run a report; returns its column names and rows."""
-    try:
-        cur = con.execute(report.sql, db.used_params(report.sql, values))
-    except duckdb.Error as exc:
-        raise TracedbError(f"report {report.name}: {' '.join(str(exc).split())}") from None
-    return [d[0] for d in cur.description], cur.fetchall()
+def trace_labels(con: duckdb.DuckDBPyConnection, values: dict[str, Any]) -> tuple[str, str]:
+    """Labels of a comparison's traces A and B: name, platform and device."""
+    return con.execute("SELECT trace_label($a), trace_label($b)", {"a": values["trace"], "b": values["vs"]}).fetchone()
+
+
+def run(con: duckdb.DuckDBPyConnection, report: Report, values: dict[str, Any]) -> list[tuple[Section, list[str], list[tuple]]]:
+    """Run every section of a report; returns each section with its column names and rows."""
+    out = []
+    for section in report.sections:
+        try:
+            cur = con.execute(section.sql, db.used_params(section.sql, values))
+        except duckdb.Error as exc:
+            raise TracedbError(f"report {report.name}: {' '.join(str(exc).split())}") from None
+        out.append((section, [d[0] for d in cur.description], cur.fetchall()))
+    return out

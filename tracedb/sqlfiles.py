@@ -72,7 +72,7 @@ def _has_code(stmt: str) -> bool:
 
 @dataclass
 class ObjectDoc:
-    kind: str  # TABLE, VIEW or MACRO
+    kind: str  # TABLE, VIEW, MACRO or MACRO TABLE
     name: str
     summary: str
     columns: dict[str, str] = field(default_factory=dict)
@@ -115,13 +115,18 @@ def object_docs(statement: str) -> ObjectDoc | None:
                 columns[last_col] += " " + line.strip()
         elif line.strip():
             summary_lines.append(line.strip())
-    return ObjectDoc(m.group(1).upper(), m.group(2), " ".join(summary_lines), columns)
+    kind = m.group(1).upper()
+    if kind == "MACRO" and re.search(r"\)\s+AS\s+TABLE\b", statement[m.end():], re.IGNORECASE):
+        kind = "MACRO TABLE"
+    return ObjectDoc(kind, m.group(2), " ".join(summary_lines), columns)
 
 
 def comment_statements(doc: ObjectDoc) -> list[str]:
-    """COMMENT ON statements applying a doc block (macros have no comments in DuckDB)."""
-    if doc.kind == "MACRO":
-        return []
+    """COMMENT ON statements applying a doc block. A macro's comment is its whole block (summary
+    and columns), shown by duckdb_functions(); macros have no column comments."""
+    if doc.kind.startswith("MACRO"):
+        text = " ".join([doc.summary] + [f"{c}: {d}" for c, d in doc.columns.items()]).strip()
+        return [f"COMMENT ON {doc.kind} {doc.name} IS {_quote(text)}"] if text else []
     out = [f"COMMENT ON {doc.kind} {doc.name} IS {_quote(doc.summary)}"] if doc.summary else []
     for col, text in doc.columns.items():
         out.append(f"COMMENT ON COLUMN {doc.name}.{col} IS {_quote(text)}")

@@ -13,5 +13,6 @@ SELECT t.trace_id, t.name AS trace, k.kernel_id, k.name, k.ts_ns, k.ts_ns + k.du
 FROM kernels k
 JOIN kernel_facts f USING (trace_id, kernel_id)
 JOIN traces t USING (trace_id)
-WHERE (want_trace IS NULL OR t.name = want_trace OR CAST(t.trace_id AS VARCHAR) = want_trace)
+WHERE (want_trace IS NULL OR t.name = CAST(want_trace AS VARCHAR)
+       OR CAST(t.trace_id AS VARCHAR) = CAST(want_trace AS VARCHAR))
   AND (want_phase IS NULL OR f.phase = want_phase);

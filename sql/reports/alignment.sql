@@ -1,0 +1,63 @@
+-- Report: alignment
+-- Two traces layer by layer: the seed analyzer's layer-wise breakdown (A slower / A faster /
+-- similar by 0.1 ms and 1.2x), then kernel pairs aligned by operation and position within each
+-- layer over every forward pass, with same-kernel flags and fusion notes.
+-- Parameters:
+--   trace = NULL   trace A (name or id)
+--   vs = NULL      trace B (name or id)
+--   phase = NULL   only kernels of this phase: prefill, decode, mixed or none (NULL: all)
+--   limit = NULL   rows of the layers and pairs tables (NULL: all)
+-- Columns:
+--   layer       id                0-based layer within the forward pass
+--   status      text              A slower, A faster, similar, only A or only B
+--   a_passes    count             forward passes of A that reach the layer
+--   b_passes    count             forward passes of B that reach the layer
+--   a_kernels   count     total   A's kernels in the layer, over every pass
+--   b_kernels   count     total   B's kernels in the layer, over every pass
+--   a_total_ns  duration  total   A's time in the layer
+--   b_total_ns  duration  total   B's time in the layer
+--   ratio       ratio             a_total_ns / b_total_ns
+--   gap_ns      duration  total   a_total_ns - b_total_ns
+SELECT layer, status, a_passes, b_passes, a_kernels, b_kernels, a_total_ns, b_total_ns, ratio, gap_ns
+FROM alignment_layers($trace, $vs, $phase)
+ORDER BY layer
+LIMIT $limit;
+
+-- Section: summary
+-- Layers per group (the seed analyzer's counts).
+-- Columns:
+--   status      text             A slower, A faster, similar, only A or only B
+--   layers      count     total  layers in the group
+--   a_total_ns  duration  total  A's time in those layers
+--   b_total_ns  duration  total  B's time in those layers
+--   gap_ns      duration  total  a_total_ns - b_total_ns
+SELECT status, count(*) AS layers, sum(a_total_ns) AS a_total_ns, sum(b_total_ns) AS b_total_ns,
+       sum(gap_ns) AS gap_ns
+FROM alignment_layers($trace, $vs, $phase)
+GROUP BY status
+ORDER BY list_position(['A slower', 'A faster', 'similar', 'only A', 'only B'], status);
+
+-- Section: pairs
+-- Kernel pairs in layer and position order.
+-- Columns:
+--   layer        id                0-based layer
+--   position     id                0-based place within the layer
+--   op           text              operation at that place
+--   detail       text              QKV, O, FFN_up or FFN_down for a dense GEMM that names its role
+--   a_kernel     text              A's most frequent kernel name there
+--   b_kernel     text              B's most frequent kernel name there
+--   a_kernels    count     total   A's kernels there, over every pass
+--   b_kernels    count     total   B's kernels there, over every pass
+--   a_avg_ns     duration          mean duration in A
+--   b_avg_ns     duration          mean duration in B
+--   ratio        ratio             a_avg_ns / b_avg_ns
+--   gap_ns       duration          a_avg_ns - b_avg_ns
+--   a_total_ns   duration  total   total duration in A
+--   b_total_ns   duration  total   total duration in B
+--   same_kernel  text              yes when both sides run the same kernel
+--   fusion_note  text              what the counts say about fusion
+SELECT layer, position, op, detail, left(a_kernel, 60) AS a_kernel, left(b_kernel, 60) AS b_kernel,
+       a_kernels, b_kernels, a_avg_ns, b_avg_ns, ratio, gap_ns, a_total_ns, b_total_ns, same_kernel, fusion_note
+FROM alignment_pairs($trace, $vs, $phase)
+ORDER BY layer, position, op
+LIMIT $limit;

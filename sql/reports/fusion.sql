@@ -1,0 +1,58 @@
+-- Report: fusion
+-- Where one trace fuses kernels the other runs separately: explicit fused operations found on one
+-- side only, sequence patterns (an operation found on one side only that follows one same
+-- operation more than 80 % of the time), and count imbalances (1.5x or more, 50+ kernels), with
+-- the time at stake; then what each side fuses, and the per-layer fusion notes of the alignment.
+-- Parameters:
+--   trace = NULL   trace A (name or id)
+--   vs = NULL      trace B (name or id)
+--   phase = NULL   only kernels of this phase: prefill, decode, mixed or none (NULL: all)
+--   limit = NULL   rows of the findings and notes tables (NULL: all)
+-- Columns:
+--   finding           id                1, 2, ... in the order the detectors report
+--   detector          text              explicit, sequence or count
+--   fused_side        text              trace that fuses (runs fewer kernels)
+--   fused_op          text              the fused kernel type there
+--   sample_kernel     text              its most frequent kernel of that type
+--   unfused_side      text              trace that runs the parts separately
+--   unfused_sequence  text              what it runs instead
+--   fused_count       count             fused side's kernels of the fused type
+--   unfused_count     count             unfused side's kernels of the sequence
+--   confidence        percent           share of occurrences that follow the pattern
+--   at_stake_ns       duration          time the unfused side spends more in the operations involved
+--   evidence          text      note    the finding in one sentence
+SELECT finding, detector, fused_side, fused_op, left(sample_kernel, 60) AS sample_kernel, unfused_side,
+       unfused_sequence, fused_count, unfused_count, 100 * confidence AS confidence, at_stake_ns, evidence
+FROM fusion_findings($trace, $vs, $phase)
+ORDER BY finding
+LIMIT $limit;
+
+-- Section: sides
+-- What each side fuses: findings where it is the fusing side, and the time the other side spends
+-- more in those operations.
+-- Columns:
+--   side         text              A or B
+--   trace        text              trace name
+--   platform     text              platform
+--   device       text              device
+--   kernels      count             kernels compared
+--   gpu_ns       duration          their total time
+--   fuses        count     total   findings where this side fuses
+--   at_stake_ns  duration  total   time the other side spends more in the operations this side fuses
+SELECT side, trace, platform, device, kernels, gpu_ns, fuses, at_stake_ns
+FROM fusion_summary($trace, $vs, $phase);
+
+-- Section: layer notes
+-- Places within a layer where the alignment's counts point to fusion.
+-- Columns:
+--   layer        id             0-based layer
+--   position     id             0-based place within the layer
+--   op           text           operation at that place
+--   a_kernels    count   total  A's kernels there, over every pass
+--   b_kernels    count   total  B's kernels there, over every pass
+--   fusion_note  text           what the counts say
+SELECT layer, position, op, a_kernels, b_kernels, fusion_note
+FROM alignment_pairs($trace, $vs, $phase)
+WHERE fusion_note IS NOT NULL
+ORDER BY layer, position, op
+LIMIT $limit;
