@@ -25,11 +25,11 @@ import duckdb
 from tracedb import reports
 con = duckdb.connect(sys.argv[1], read_only=True)
 report = reports.get(sys.argv[2])
-values = reports.bind(report, {})
+values = reports.bind(report, dict(zip(("trace", "vs"), sys.argv[3:])))
 times = []
 for _ in range(3):
     t0 = time.perf_counter()
-    rows = len(reports.run(con, report, values)[1])
+    rows = sum(len(section_rows) for _, _, section_rows in reports.run(con, report, values))
     times.append(time.perf_counter() - t0)
 print(json.dumps({"seconds": times[0], "best": min(times), "peak_rss_mb": 0, "rows": rows}))
 raise SystemExit(0)
@@ -52,18 +52,12 @@ def main() -> None:
 
     trace = synthetic_trace(a.mb)
     db = Path(a.db) if a.db else OUT / "bench.duckdb"
-    if not _holds(db, trace):
+    if not holds(db, [trace]):
         remove_db(db)
         measure(sys.executable, TRACEDB_BODY, str(trace), str(db))
 
     names = ["summary", "ops", "kernels", "phases", "stacks", "layers"]
-    rows = []
-    for name in names:
-        r = measure(sys.executable, REPORT_BODY, str(db), name)
-        started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "tracedb.cli", "report", name, "--db", str(db), "--format", "csv"],
-                       check=True, capture_output=True)
-        rows.append((name, r, time.perf_counter() - started))
+    rows = [(name, *time_report(db, name)) for name in names]
 
     print(f"\nTrace: {trace.name}, {trace.stat().st_size / 2**20:,.0f} MiB\n")
     print("| report | query, first run (s) | query, best of 3 (s) | `tracedb report` command (s) |")
@@ -78,19 +72,32 @@ def main() -> None:
               f"{peer['seconds'] / slowest:.0f}x faster than analyze_traces per question")
 
 
-def _holds(db: Path, trace: Path) -> bool:
+def time_report(db: Path, name: str, *pair: str) -> tuple[dict, float]:
+    """A report's query timings (fresh read-only process) and the wall time of its command; pair
+    holds traces A and B of a comparison."""
+    r = measure(sys.executable, REPORT_BODY, str(db), name, *pair)
+    command = [sys.executable, "-m", "tracedb.cli", "report", name, "--db", str(db), "--format", "csv"]
+    if pair:
+        command += ["--trace", pair[0], "--vs", pair[1]]
+    started = time.perf_counter()
+    subprocess.run(command, check=True, capture_output=True)
+    return r, time.perf_counter() - started
+
+
+def holds(db: Path, traces: list[Path]) -> bool:
+    """True when db holds every trace, loaded from these files, with its derived facts."""
     if not db.exists():
         return False
     import duckdb
 
     try:
-        con = duckdb.connect(str(db), read_only=True)
-        found = con.execute("SELECT count(*) FROM traces WHERE source_path = ?", [str(trace.resolve())]).fetchone()[0]
-        facts = con.execute("SELECT count(*) FROM kernel_facts").fetchone()[0]
-        con.close()
-        return bool(found and facts)
+        with duckdb.connect(str(db), read_only=True) as con:
+            paths = {r[0] for r in con.execute(
+                "SELECT source_path FROM traces t WHERE EXISTS (SELECT 1 FROM kernel_facts f "
+                "WHERE f.trace_id = t.trace_id)").fetchall()}
     except duckdb.Error:
         return False
+    return {str(t.resolve()) for t in traces} <= paths
 
 
 if __name__ == "__main__":

@@ -27,6 +27,27 @@ KERNELS = [
 ]
 CPU_OPS = ["aten::mm", "vllm::unified_attention", "vllm::fused_add_rms_norm", "aten::silu", "vllm::rotary_embedding",
            "vllm::reshape_and_cache_flash", "aten::add", "aten::fill_"]
+# The same model on an AMD GPU, as a comparison partner: vendor kernels where NVIDIA has its own,
+# the same Triton and PyTorch-native kernels, and one extra elementwise kernel per layer (a residual
+# add the NVIDIA flavour fuses into its norm).
+AMD_KERNELS = [
+    "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT64x64x64_MI16x16x1_SN_LDSB1_AFC1_AFEM1_ASEM1_CLR1_GRVWA8",
+    "kernel_unified_attention_2d",
+    "_ZN5aiter24add_rmsnorm_quant_kernelIDF16bDF16bLi256ELi16ELb1ELb0ELb1ELi1EEEvPT0_PT_PfS4_S4_S4_diiiiiiib",
+    "void vllm::act_and_mul_kernel<__hip_bfloat16, &(__hip_bfloat16 vllm::silu_kernel<__hip_bfloat16>(__hip_bfloat16 const&)), true>(__hip_bfloat16*, __hip_bfloat16 const*, int)",
+    "void vllm::rotary_embedding_kernel<c10::BFloat16, true>(long const*, c10::BFloat16*, c10::BFloat16*, c10::BFloat16 const*, int, long, long, int, int, int)",
+    "void vllm::reshape_and_cache_flash_kernel<__hip_bfloat16, __hip_bfloat16, (vllm::Fp8KVCacheDataType)0>(__hip_bfloat16 const*, __hip_bfloat16 const*, __hip_bfloat16*, __hip_bfloat16*, long const*, int, int, int, int, int, int, float const*, float const*)",
+    "triton_poi_fused_add_mul_0",
+    "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)",
+    "void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul>)",
+]
+AMD_CPU_OPS = CPU_OPS + ["aten::add"]
+DEVICES = {
+    "nvidia": '{"id": 0, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85018279936, '
+              '"computeMajor": 9, "computeMinor": 0, "warpSize": 32, "numSms": 132}',
+    "amd": '{"id": 0, "name": "AMD Instinct MI300X", "totalGlobalMem": 205822885888, '
+           '"computeMajor": 9, "computeMinor": 4, "warpSize": 64, "numSms": 304}',
+}
 FRAMES = ["threading.py(1032): _bootstrap", "vllm/worker/model_runner.py(1700): execute_model",
           "vllm/model_executor/models/llama.py(340): forward", "torch/nn/modules/module.py(1750): _call_impl",
           "vllm/model_executor/layers/linear.py(512): forward"]
@@ -63,14 +84,17 @@ def ts(us: float) -> float:
     return round(us, 3)
 
 
-def generate(path: str, mb: float, use_gzip: bool, seed: int = 0) -> int:
+def generate(path: str, mb: float, use_gzip: bool, seed: int = 0, flavour: str = "nvidia") -> int:
     rng = random.Random(seed)
+    kernels, cpu_ops = (AMD_KERNELS, AMD_CPU_OPS) if flavour == "amd" else (KERNELS, CPU_OPS)
     opener = gzip.open if use_gzip else open
     with opener(path, "wt", encoding="utf-8") as out:
         out.write('{\n  "schemaVersion": 1,\n  "deviceProperties": [\n')
-        out.write('    {"id": 0, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85018279936, '
-                  '"computeMajor": 9, "computeMinor": 0, "warpSize": 32, "numSms": 132}\n  ],\n')
-        out.write('  "cupti_version": 24,\n  "cuda_runtime_version": 12080,\n  "with_stack": 1,\n')
+        out.write(f'    {DEVICES[flavour]}\n  ],\n')
+        if flavour == "amd":
+            out.write('  "roctracer_version": 4,\n  "hip_runtime_version": 60342,\n  "with_stack": 1,\n')
+        else:
+            out.write('  "cupti_version": 24,\n  "cuda_runtime_version": 12080,\n  "with_stack": 1,\n')
         out.write('  "traceEvents": [\n')
         w = Writer(out, int(mb * 1024 * 1024))
         pid, tid = 4242, 4242
@@ -90,11 +114,11 @@ def generate(path: str, mb: float, use_gzip: bool, seed: int = 0) -> int:
             for layer in range(32):
                 if w.full:
                     break
-                for k, kname in enumerate(KERNELS):
+                for k, kname in enumerate(kernels):
                     ext += 1
                     corr += 1
                     t += rng.uniform(3.0, 9.0)
-                    w.event({"ph": "X", "cat": "cpu_op", "name": CPU_OPS[k], "pid": pid, "tid": tid,
+                    w.event({"ph": "X", "cat": "cpu_op", "name": cpu_ops[k], "pid": pid, "tid": tid,
                              "ts": ts(t), "dur": ts(rng.uniform(5, 15)),
                              "args": {"External id": ext, "Record function id": 0, "Sequence number": ext,
                                       "Input Dims": [[32, 4096], [4096, 4096]], "Input type": ["c10::BFloat16", "c10::BFloat16"],
@@ -149,8 +173,10 @@ def main() -> None:
     ap.add_argument("--mb", type=float, default=100.0, help="approximate uncompressed size in MiB")
     ap.add_argument("--gzip", action="store_true")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--flavour", choices=("nvidia", "amd"), default="nvidia",
+                    help="kernel names and device of an NVIDIA H100 or an AMD MI300X run")
     a = ap.parse_args()
-    n = generate(a.out, a.mb, a.gzip, a.seed)
+    n = generate(a.out, a.mb, a.gzip, a.seed, a.flavour)
     print(f"{a.out}: {n} events")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
@@ -57,6 +58,27 @@ def run_cli(*args, db: Path | None = None, env=None, check=False) -> subprocess.
 
 def load(con, path, **kw):
     return load_file(con, path, **kw)
+
+
+def database_of(tmp_path_factory, label: str, traces) -> Path:
+    """A database file holding the given traces (for module-scoped fixtures)."""
+    path = tmp_path_factory.mktemp(label) / f"{label}.duckdb"
+    with open_db(path) as c:
+        for trace in traces:
+            load(c, trace)
+    return path
+
+
+@contextlib.contextmanager
+def read_only(path: Path):
+    """A plain DuckDB connection to a database file, read-only, as any client would open it."""
+    import duckdb
+
+    c = duckdb.connect(str(path), read_only=True)
+    try:
+        yield c
+    finally:
+        c.close()
 
 
 def table_counts(con) -> dict[str, int]:

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from conftest import KINETO, load, run_cli
+from conftest import KINETO, database_of, read_only, run_cli
 from tracedb import reports
 
 REPORTS = ["kernels", "layers", "ops", "phases", "stacks", "summary"]  # one trace, or every trace
@@ -18,22 +18,13 @@ BY_NAME = {p.name.split(".")[0]: p for p in KINETO}
 
 @pytest.fixture(scope="module")
 def fixture_db(tmp_path_factory):
-    from tracedb.db import open_db
-
-    path = tmp_path_factory.mktemp("reports") / "fixtures.duckdb"
-    with open_db(path) as con:
-        for trace in KINETO:
-            load(con, trace)
-    return path
+    return database_of(tmp_path_factory, "reports", KINETO)
 
 
 @pytest.fixture
 def ro(fixture_db):
-    import duckdb
-
-    con = duckdb.connect(str(fixture_db), read_only=True)
-    yield con
-    con.close()
+    with read_only(fixture_db) as con:
+        yield con
 
 
 def test_every_kernel_classified_and_other_within_goal(ro):

@@ -33,7 +33,7 @@ class RuleKind:
 KINDS = (
     RuleKind("kernel_rules", ("priority", "platform", "match", "pattern", "op", "label"),
              "rules/load_kernel_rules.sql", "_kernel_rules_ordered",
-             {"platform": ("any", "NVIDIA", "AMD"), "match": ("prefix", "contains", "regex")}, "pattern"),
+             {"platform": ("any", "NVIDIA", "AMD"), "match": ("prefix", "contains", "regex", "fusion")}, "pattern"),
     RuleKind("annotation_patterns",
              ("priority", "role", "format", "regex", "phase", "context_group", "generation_group",
               "number_group"),

@@ -1,7 +1,7 @@
 -- Report: alignment
 -- Two traces layer by layer: the seed analyzer's layer-wise breakdown (A slower / A faster /
--- similar by 0.1 ms and 1.2x), then kernel pairs aligned by operation and position within each
--- layer over every forward pass, with same-kernel flags and fusion notes.
+-- similar by 0.1 ms and 1.2x), then kernel pairs aligned by operation and its occurrence within
+-- each layer over every forward pass, with same-kernel flags and fusion notes.
 -- Parameters:
 --   trace = NULL   trace A (name or id)
 --   vs = NULL      trace B (name or id)
@@ -38,11 +38,13 @@ GROUP BY status
 ORDER BY list_position(['A slower', 'A faster', 'similar', 'only A', 'only B'], status);
 
 -- Section: pairs
--- Kernel pairs in layer and position order.
+-- Kernel pairs in layer and position order: kernels pair by operation and occurrence of the
+-- operation within the layer (a fused kernel counting once for each operation it holds).
 -- Columns:
 --   layer        id                0-based layer
---   position     id                0-based place within the layer
+--   position     id                0-based place within the layer (A's, else B's)
 --   op           text              operation at that place
+--   occurrence   id                0-based occurrence of the operation in the layer (the pairing key)
 --   detail       text              QKV, O, FFN_up or FFN_down for a dense GEMM that names its role
 --   a_kernel     text              A's most frequent kernel name there
 --   b_kernel     text              B's most frequent kernel name there
@@ -56,8 +58,8 @@ ORDER BY list_position(['A slower', 'A faster', 'similar', 'only A', 'only B'], 
 --   b_total_ns   duration  total   total duration in B
 --   same_kernel  text              yes when both sides run the same kernel
 --   fusion_note  text              what the counts say about fusion
-SELECT layer, position, op, detail, left(a_kernel, 60) AS a_kernel, left(b_kernel, 60) AS b_kernel,
+SELECT layer, position, op, occurrence, detail, left(a_kernel, 60) AS a_kernel, left(b_kernel, 60) AS b_kernel,
        a_kernels, b_kernels, a_avg_ns, b_avg_ns, ratio, gap_ns, a_total_ns, b_total_ns, same_kernel, fusion_note
 FROM alignment_pairs($trace, $vs, $phase)
-ORDER BY layer, position, op
+ORDER BY layer, position, op, occurrence
 LIMIT $limit;

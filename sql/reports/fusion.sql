@@ -48,11 +48,12 @@ FROM fusion_summary($trace, $vs, $phase);
 --   layer        id             0-based layer
 --   position     id             0-based place within the layer
 --   op           text           operation at that place
+--   occurrence   id             0-based occurrence of the operation in the layer
 --   a_kernels    count   total  A's kernels there, over every pass
 --   b_kernels    count   total  B's kernels there, over every pass
 --   fusion_note  text           what the counts say
-SELECT layer, position, op, a_kernels, b_kernels, fusion_note
+SELECT layer, position, op, occurrence, a_kernels, b_kernels, fusion_note
 FROM alignment_pairs($trace, $vs, $phase)
 WHERE fusion_note IS NOT NULL
-ORDER BY layer, position, op
+ORDER BY layer, position, op, occurrence
 LIMIT $limit;

@@ -9,7 +9,7 @@
 --   source    'builtin' or the user's rules file
 --   priority  priority within the source
 --   platform  NVIDIA, AMD or any
---   match     prefix, contains or regex
+--   match     prefix, contains, regex or fusion
 --   pattern   text or RE2 expression as written
 --   needle    lower-cased pattern, for the case-insensitive prefix and contains matches
 --   op        operation family
@@ -19,57 +19,63 @@ SELECT row_number() OVER (ORDER BY source = 'builtin', priority, source, label, 
        source, priority, platform, match, pattern, lower(pattern) AS needle, op, label
 FROM kernel_rules;
 
--- Operation of each distinct kernel name on each platform: the first rule that matches; else, for
--- a Triton kernel whose name holds the keywords of two or more operations, 'Fused (Unknown)'
--- labelled with those operations joined by '+' (the seed's heuristic, e.g. RMSNorm+GEMM); else
--- "Other" labelled with the start of the name (as the seed classifier does).
+-- Operation of each distinct kernel name on each platform: the first rule that matches, else
+-- "Other" labelled with the start of the name (as the seed classifier does). A rule of match
+-- 'fusion' is the seed's fusion heuristic: it matches a name that contains its pattern and
+-- names two or more operations by keyword (rmsnorm, layernorm, rsqrt, swiglu, silu, gelu, relu,
+-- gemm, matmul, mm_, softmax, attention, reduce, embedding); the kernel is then labelled with
+-- those operations joined by '+' (e.g. 'RMSNorm+GEMM'), without a generic Norm beside RMSNorm or
+-- LayerNorm, or SiLU beside SwiGLU.
 -- Columns:
 --   platform  platform of the traces holding the name (NVIDIA, AMD, ...; 'unknown' when NULL)
 --   name      kernel name ('' when the kernel had none)
 --   op        operation family
---   pattern   label of the matching rule, the guessed parts for 'Fused (Unknown)', or the first
+--   pattern   label of the matching rule, the named operations for a 'fusion' rule, or the first
 --             40 characters of the name for "Other"
 --   source    source of the matching rule (NULL for "Other")
 CREATE OR REPLACE VIEW kernel_name_ops AS
 WITH names AS (
     SELECT DISTINCT coalesce(t.platform, 'unknown') AS platform, coalesce(k.name, '') AS name
     FROM kernels k JOIN traces t USING (trace_id)
+), keywords(ord, keyword, part) AS (
+    VALUES (1, 'embedding', 'Embedding'), (2, 'rmsnorm', 'RMSNorm'), (3, 'layernorm', 'LayerNorm'),
+           (4, 'rsqrt', 'Norm'), (5, 'swiglu', 'SwiGLU'), (6, 'silu', 'SiLU'), (7, 'gelu', 'GELU'),
+           (8, 'relu', 'ReLU'), (9, 'gemm', 'GEMM'), (10, 'matmul', 'GEMM'), (11, 'mm_', 'GEMM'),
+           (12, 'softmax', 'Softmax'), (13, 'attention', 'Attention'), (14, 'reduce', 'Reduce')
+), named AS (
+    -- the operations each name names, in keyword order
+    SELECT platform, name, list(part ORDER BY ord) AS parts
+    FROM (SELECT n.platform, n.name, kw.part, min(kw.ord) AS ord
+          FROM names n JOIN keywords kw ON contains(lower(n.name), kw.keyword)
+          GROUP BY n.platform, n.name, kw.part)
+    GROUP BY platform, name
+), fused AS (
+    SELECT platform, name, array_to_string(parts, '+') AS parts
+    FROM (SELECT platform, name,
+                 list_filter(parts, lambda p: NOT (p = 'Norm' AND (list_contains(parts, 'RMSNorm') OR list_contains(parts, 'LayerNorm')))
+                                          AND NOT (p = 'SiLU' AND list_contains(parts, 'SwiGLU'))) AS parts
+          FROM named)
+    WHERE len(parts) >= 2
 ), hits AS (
     SELECT n.platform, n.name, arg_min(r, r.rank) AS r
     FROM names n
+    LEFT JOIN fused f USING (platform, name)
     JOIN _kernel_rules_ordered r
       ON (r.platform = 'any' OR r.platform = n.platform)
      AND CASE r.match
              WHEN 'prefix' THEN starts_with(lower(n.name), r.needle)
              WHEN 'contains' THEN contains(lower(n.name), r.needle)
              WHEN 'regex' THEN regexp_matches(n.name, r.pattern)
+             WHEN 'fusion' THEN f.parts IS NOT NULL AND contains(lower(n.name), r.needle)
              ELSE false
          END
     GROUP BY n.platform, n.name
-), keywords(ord, keyword, part) AS (
-    VALUES (1, 'embedding', 'Embedding'), (2, 'rmsnorm', 'RMSNorm'), (3, 'layernorm', 'LayerNorm'),
-           (4, 'rsqrt', 'Norm'), (5, 'swiglu', 'SwiGLU'), (6, 'silu', 'SiLU'), (7, 'gelu', 'GELU'),
-           (8, 'relu', 'ReLU'), (9, 'gemm', 'GEMM'), (10, 'matmul', 'GEMM'), (11, 'mm_', 'GEMM'),
-           (12, 'softmax', 'Softmax'), (13, 'attention', 'Attention'), (14, 'reduce', 'Reduce')
-), guessed AS (
-    -- unmatched Triton names: the operations their keywords name, in keyword order, without a
-    -- generic Norm beside RMSNorm/LayerNorm or SiLU beside SwiGLU
-    SELECT platform, name,
-           list_filter(parts, lambda p: NOT (p = 'Norm' AND (list_contains(parts, 'RMSNorm') OR list_contains(parts, 'LayerNorm')))
-                                    AND NOT (p = 'SiLU' AND list_contains(parts, 'SwiGLU'))) AS parts
-    FROM (SELECT platform, name, list(part ORDER BY ord) AS parts
-          FROM (SELECT n.platform, n.name, kw.part, min(kw.ord) AS ord
-                FROM names n JOIN keywords kw ON contains(lower(n.name), kw.keyword)
-                WHERE contains(lower(n.name), 'triton')
-                  AND NOT EXISTS (SELECT 1 FROM hits h WHERE h.platform = n.platform AND h.name = n.name)
-                GROUP BY n.platform, n.name, kw.part)
-          GROUP BY platform, name)
 )
 SELECT n.platform, n.name,
-       coalesce(h.r.op, CASE WHEN len(g.parts) >= 2 THEN 'Fused (Unknown)' END, 'Other') AS op,
-       coalesce(h.r.label, CASE WHEN len(g.parts) >= 2 THEN array_to_string(g.parts, '+') END, left(n.name, 40)) AS pattern,
+       coalesce(h.r.op, 'Other') AS op,
+       coalesce(CASE WHEN h.r.match = 'fusion' THEN f.parts ELSE h.r.label END, left(n.name, 40)) AS pattern,
        h.r.source AS source
-FROM names n LEFT JOIN hits h USING (platform, name) LEFT JOIN guessed g USING (platform, name);
+FROM names n LEFT JOIN hits h USING (platform, name) LEFT JOIN fused f USING (platform, name);
 
 -- Operation of every GPU kernel, computed from the current rules (kernel_ops holds the stored
 -- result; the two agree until the rules change, and tracedb refresh brings them together).

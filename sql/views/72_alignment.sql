@@ -1,8 +1,13 @@
 -- Layer-by-layer alignment of two traces (the seed aligner, in SQL). Each trace is already split
--- into forward passes and layers (kernel_layers); within a layer, the kernel at position p running
--- operation o in A is paired with the kernel at position p running o in B, over every forward pass
--- of both traces at once. A pair missing on one side, or run more often on one side, is where the
--- two traces differ in fusion.
+-- into forward passes and layers (kernel_layers); within a layer, kernels are paired by operation
+-- and place over every forward pass of both traces at once. A pair missing on one side, or run
+-- more often on one side, is where the two traces differ in fusion.
+--
+-- The place of a kernel is its occurrence among the layer's kernels of the same operation (the
+-- 2nd Dense GEMM of the layer), where the seed uses the absolute position: one extra or fused
+-- kernel early in a layer then no longer shifts every later pair. A fused kernel counts as an
+-- occurrence of each operation it holds, so after B's RMSNorm+GEMM, B's next GEMM pairs with A's
+-- second GEMM, not its first.
 
 -- Role of a dense GEMM in a transformer layer, from a kernel name or a Python frame (scalar macro):
 -- 'QKV', 'O', 'FFN_up', 'FFN_down', or NULL when the text names none.
@@ -18,8 +23,9 @@ END;
 -- NULL for every phase.
 -- Columns:
 --   layer         0-based layer within the forward pass
---   position      0-based place within the layer
---   op            operation at that place (a guessed fusion: its parts, e.g. RMSNorm+GEMM)
+--   position      0-based place in the layer of the pair's first kernel (A's, else B's)
+--   op            operation (a guessed fusion: its parts, e.g. RMSNorm+GEMM)
+--   occurrence    0-based occurrence of the operation within the layer: the pairing key with op
 --   detail        for a Dense GEMM: QKV, O, FFN_up or FFN_down, from the kernel names, else from
 --                 the innermost Python frame of the launch that names one; NULL when none does
 --   a_kernel      A's most frequent kernel name at the place (NULL when A has none)
@@ -37,31 +43,44 @@ END;
 --                 operation, runs a kernel the other may fuse, or runs a kernel 1.5x as often
 CREATE OR REPLACE MACRO alignment_pairs(trace_a, trace_b, want_phase) AS TABLE
 WITH k AS MATERIALIZED (
-    SELECT side, trace_id, layer, position, align_op AS op, name, dur_ns, stack_id
+    SELECT side, trace_id, forward_pass, layer, position, align_op AS op, name, dur_ns, stack_id
     FROM pair_kernels(trace_a, trace_b, want_phase) WHERE layer IS NOT NULL
+), covers AS (
+    -- the operations each kernel stands for: its own, and a fused kernel's parts
+    SELECT side, forward_pass, layer, position, op,
+           unnest(CASE WHEN contains(op, '+') THEN list_distinct(list_prepend(op, fused_part_ops(op))) ELSE [op] END) AS covered
+    FROM k
+), occurrences AS (
+    SELECT side, forward_pass, layer, position, covered,
+           row_number() OVER (PARTITION BY side, forward_pass, layer, covered ORDER BY position) - 1 AS occurrence
+    FROM covers
+), placed AS (
+    SELECT k.*, o.occurrence
+    FROM k JOIN occurrences o ON o.side = k.side AND o.forward_pass = k.forward_pass AND o.layer = k.layer
+                             AND o.position = k.position AND o.covered = k.op
 ), names AS (
-    SELECT side, layer, position, op, name, count(*) AS n, sum(dur_ns) AS ns,
+    SELECT side, layer, op, occurrence, name, count(*) AS n, sum(dur_ns) AS ns, min(position) AS position,
            first(trace_id) AS trace_id, first(stack_id ORDER BY stack_id) FILTER (stack_id IS NOT NULL) AS stack_id
-    FROM k GROUP BY side, layer, position, op, name
+    FROM placed GROUP BY side, layer, op, occurrence, name
 ), places AS (
-    SELECT side, layer, position, op, sum(n) AS kernels, sum(ns) AS total_ns,
+    SELECT side, layer, op, occurrence, sum(n) AS kernels, sum(ns) AS total_ns, min(position) AS position,
            first(name ORDER BY n DESC, name) AS kernel,
            first(trace_id) AS trace_id,
            first(stack_id ORDER BY n DESC, name) AS stack_id
-    FROM names GROUP BY side, layer, position, op
+    FROM names GROUP BY side, layer, op, occurrence
 ), a AS (SELECT * FROM places WHERE side = 'A'), b AS (SELECT * FROM places WHERE side = 'B'),
 labels AS (SELECT trace_name(trace_a) AS a_name, trace_name(trace_b) AS b_name),
 paired AS (
     SELECT coalesce(a.layer, b.layer) AS layer, coalesce(a.position, b.position) AS position,
-           coalesce(a.op, b.op) AS op,
+           coalesce(a.op, b.op) AS op, coalesce(a.occurrence, b.occurrence) AS occurrence,
            a.kernel AS a_kernel, b.kernel AS b_kernel,
            coalesce(a.kernels, 0) AS a_kernels, coalesce(b.kernels, 0) AS b_kernels,
            a.total_ns / a.kernels AS a_avg_ns, b.total_ns / b.kernels AS b_avg_ns,
            coalesce(a.total_ns, 0) AS a_total_ns, coalesce(b.total_ns, 0) AS b_total_ns,
            a.trace_id AS a_trace_id, a.stack_id AS a_stack_id, b.trace_id AS b_trace_id, b.stack_id AS b_stack_id
-    FROM a FULL JOIN b ON a.layer = b.layer AND a.position = b.position AND a.op = b.op
+    FROM a FULL JOIN b ON a.layer = b.layer AND a.op = b.op AND a.occurrence = b.occurrence
 )
-SELECT p.layer, p.position, p.op,
+SELECT p.layer, p.position, p.op, p.occurrence,
        CASE WHEN p.op = 'Dense GEMM' THEN coalesce(
            gemm_role(p.a_kernel), gemm_role(p.b_kernel),
            list_filter(list_transform(list_reverse(sa.python_stack), lambda f: gemm_role(f)), lambda r: r IS NOT NULL)[1],

@@ -1,0 +1,354 @@
+"""Two-trace comparison (compare, alignment, fusion, same-kernels) on pairs built here, where every
+difference is planted and nothing else differs, and on the fixture pair h100/mi300 bert-small."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections import Counter
+
+import pytest
+
+from conftest import FIXTURES, database_of, load, read_only, run_cli, write_trace
+
+LAYERS = 20
+CPU = {"pid": 100, "tid": 100}
+GPU = {"pid": 0, "tid": 7}
+
+# Side A runs RMSNorm then the QKV GEMM as two kernels and three elementwise kernels per layer;
+# side B runs one fused RMSNorm+GEMM kernel and one elementwise kernel. Both run the same Triton
+# kernel; every other kernel name differs between the sides.
+A_LAYER = [
+    ("void vllm::rms_norm_kernel<c10::BFloat16>(c10::BFloat16*, c10::BFloat16 const*)", 4),
+    ("nvjet_tst_128x64_64x4_1x1_v_bz_TNT", 20),
+    ("void flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 64, 128, 4> >(flash::Flash_fwd_params)", 30),
+    ("nvjet_tst_64x8_64x16_4x1_v_bz_TNN", 10),
+    ("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16> >", 2),
+    ("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16> >", 2),
+    ("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16> >", 2),
+    ("triton_poi_fused_add_mul_0", 3),
+]
+B_LAYER = [
+    ("_rmsnorm_gemm_fused_kernel_bf16", 22),
+    ("kernel_unified_attention_2d", 40),
+    ("Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT64x64x64", 12),
+    ("void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<c10::BFloat16> >", 3),
+    ("triton_poi_fused_add_mul_0", 5),
+]
+A_OPS = ["RMSNorm", "Dense GEMM", "Attention", "Dense GEMM", "Elementwise", "Elementwise", "Elementwise",
+         "Triton Fused"]
+B_OPS = ["RMSNorm+GEMM", "Attention", "Dense GEMM", "Elementwise", "Triton Fused"]
+
+
+def build(path, layer, layers=LAYERS, platform="NVIDIA", passes=1):
+    """`passes` forward passes (ProfilerStep annotations when more than one) of `layers` copies of
+    `layer` (name, duration µs), kernels back to back."""
+    events, t, corr = [], 1000, 0
+    for step in range(passes):
+        start = t
+        for name, dur in [k for _ in range(layers) for k in layer]:
+            corr += 1
+            events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": t - 5, "dur": 2,
+                           **CPU, "args": {"correlation": corr}})
+            events.append({"ph": "X", "cat": "kernel", "name": name, "ts": t, "dur": dur, **GPU,
+                           "args": {"correlation": corr, "stream": 7, "device": 0}})
+            t += dur + 1
+        if passes > 1:
+            events.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{step}", "ts": start - 10,
+                           "dur": t - start + 5, **CPU, "args": {}})
+        t += 100
+    device = ({"id": 0, "name": "NVIDIA H100 80GB HBM3", "warpSize": 32} if platform == "NVIDIA"
+              else {"id": 0, "name": "AMD Instinct MI300X", "warpSize": 64})
+    return write_trace(path, events, deviceProperties=[device])
+
+
+@pytest.fixture
+def planted(con, tmp_path):
+    load(con, build(tmp_path / "nv.json", A_LAYER))
+    load(con, build(tmp_path / "amd.json", B_LAYER, platform="AMD"))
+    return con
+
+
+def rows(con, sql, *params):
+    cur = con.execute(sql, list(params))
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r)) for r in cur.fetchall()]
+
+
+def test_planted_kernels_are_classified_as_intended(planted):
+    got = planted.execute("SELECT t.name, o.op FROM kernels k JOIN traces t USING (trace_id) "
+                          "JOIN kernel_ops o USING (trace_id, kernel_id) ORDER BY k.trace_id, k.ts_ns").fetchall()
+    assert [op for name, op in got if name == "nv"] == A_OPS * LAYERS
+    assert [op for name, op in got if name == "amd"] == B_OPS * LAYERS
+
+
+def test_fusion_finds_exactly_the_planted_fusions(planted):
+    found = rows(planted, "SELECT * FROM fusion_findings('nv', 'amd', NULL)")
+    assert [(f["detector"], f["fused_side"], f["fused_op"], f["unfused_side"], f["unfused_sequence"])
+            for f in found] == [
+        ("explicit", "amd", "RMSNorm+GEMM", "nv", "RMSNorm + Dense GEMM"),
+        ("count", "amd", "Elementwise", "nv", "Elementwise"),
+    ]
+    explicit, count = found
+    assert explicit["sample_kernel"] == "_rmsnorm_gemm_fused_kernel_bf16"
+    assert (explicit["fused_count"], explicit["unfused_count"], explicit["pattern_count"]) == (20, 60, 20)
+    assert explicit["confidence"] == 1.0
+    assert explicit["evidence"] == "amd fuses RMSNorm + Dense GEMM into RMSNorm+GEMM (20 calls)"
+    # time in RMSNorm, Dense GEMM and RMSNorm+GEMM: nv (4 + 20 + 10) µs, amd (22 + 12) µs per layer
+    assert explicit["unfused_side_ns"] == 20 * 34_000 and explicit["fused_side_ns"] == 20 * 34_000
+    assert explicit["at_stake_ns"] == 0
+    assert (count["fused_count"], count["unfused_count"], count["pattern_count"]) == (20, 60, 40)
+    assert count["confidence"] == pytest.approx(40 / 60)
+    assert count["evidence"] == "nv calls Elementwise 3.0x more (60 vs 20), amd likely fuses"
+    assert count["at_stake_ns"] == 20 * (3 * 2_000 - 3_000)
+    summary = rows(planted, "SELECT side, trace, platform, kernels, fuses, at_stake_ns "
+                            "FROM fusion_summary('nv', 'amd', NULL)")
+    assert summary == [
+        {"side": "A", "trace": "nv", "platform": "NVIDIA", "kernels": 160, "fuses": 0, "at_stake_ns": 0},
+        {"side": "B", "trace": "amd", "platform": "AMD", "kernels": 100, "fuses": 2, "at_stake_ns": 60_000},
+    ]
+
+
+def test_fusion_is_symmetric_in_the_order_of_the_traces(planted):
+    forward = rows(planted, "SELECT detector, fused_side, fused_op, at_stake_ns FROM fusion_findings('nv', 'amd', NULL)")
+    backward = rows(planted, "SELECT detector, fused_side, fused_op, at_stake_ns FROM fusion_findings('amd', 'nv', NULL)")
+    assert forward == backward
+
+
+def test_sequence_detector_finds_a_fused_epilogue(con, tmp_path):
+    # A runs every GEMM followed by a separate activation; B's GEMM fuses it (cuBLASLt epilogue).
+    gemm_act = [("nvjet_tst_128x64_64x4_1x1_v_bz_TNT", 20), ("void at::native::silu_kernel<float>", 5),
+                ("void flash::flash_fwd_kernel<traits>", 30)]
+    gemm = [("Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT64x64x64", 22), ("kernel_unified_attention_2d", 30)]
+    load(con, build(tmp_path / "a.json", gemm_act, layers=6))
+    load(con, build(tmp_path / "b.json", gemm, layers=6, platform="AMD"))
+    found = rows(con, "SELECT * FROM fusion_findings('a', 'b', NULL)")
+    assert len(found) == 1
+    f = found[0]
+    assert (f["detector"], f["fused_side"], f["fused_op"], f["unfused_side"], f["unfused_sequence"]) == (
+        "sequence", "b", "Dense GEMM", "a", "Dense GEMM → Activation")
+    assert (f["fused_count"], f["unfused_count"], f["pattern_count"], f["confidence"]) == (6, 12, 6, 1.0)
+    assert f["unfused_kernel"] == "void at::native::silu_kernel<float>"
+    assert f["evidence"] == "a runs Dense GEMM+Activation separately, b fuses into Dense GEMM"
+    assert f["at_stake_ns"] == 6 * (20_000 + 5_000 - 22_000)
+
+
+def test_sequence_detector_thresholds(con, tmp_path):
+    # 4 occurrences are too few; an activation preceded by a GEMM only 4 times in 5 (80 %) is not
+    # more than 80 %.
+    few = [("nvjet_gemm_a", 20), ("void at::native::silu_kernel<float>", 5)]
+    load(con, build(tmp_path / "few.json", few, layers=4))
+    mixed = [("nvjet_gemm_a", 20), ("void at::native::silu_kernel<float>", 5)] * 4 + \
+            [("void at::native::fill_kernel", 1), ("void at::native::silu_kernel<float>", 5)]
+    load(con, build(tmp_path / "mixed.json", mixed, layers=1))
+    load(con, build(tmp_path / "other.json", [("Cijk_gemm_b", 20), ("void at::native::fill_kernel", 1)], layers=4,
+                    platform="AMD"))
+    for trace in ("few", "mixed"):
+        assert rows(con, "SELECT * FROM fusion_findings(?, 'other', NULL) WHERE detector = 'sequence'", trace) == []
+
+
+def test_count_detector_thresholds(con, tmp_path):
+    # 49 kernels together is too few; 1.4x is too small; 1.5x with 50 is enough
+    def pair(name, a, b):
+        load(con, build(tmp_path / f"{name}_a.json", [(f"void at::native::fill_kernel_{name}", 1)], layers=a))
+        load(con, build(tmp_path / f"{name}_b.json", [(f"void at::native::fill_kernel_{name}_b", 1)], layers=b,
+                        platform="AMD"))
+        return rows(con, "SELECT fused_side, fused_count, pattern_count FROM fusion_findings(?, ?, NULL)",
+                    f"{name}_a", f"{name}_b")
+    assert pair("small", 30, 19) == []
+    assert pair("even", 35, 25) == []
+    assert pair("enough", 30, 20) == [{"fused_side": "enough_b", "fused_count": 20, "pattern_count": 10}]
+
+
+def test_alignment_pairs_by_operation_occurrence(planted):
+    pairs = rows(planted, "SELECT layer, op, occurrence, a_kernels, b_kernels, same_kernel, fusion_note "
+                          "FROM alignment_pairs('nv', 'amd', NULL) ORDER BY layer, position, op, occurrence")
+    by_layer = Counter(p["layer"] for p in pairs)
+    assert sorted(by_layer) == list(range(LAYERS)) and set(by_layer.values()) == {9}
+    layer0 = [(p["op"], p["occurrence"], p["a_kernels"], p["b_kernels"], p["same_kernel"], p["fusion_note"])
+              for p in pairs if p["layer"] == 0]
+    rms = A_LAYER[0][0]
+    elementwise = A_LAYER[4][0]
+    assert layer0 == [
+        ("RMSNorm", 0, 1, 0, False, f"nv runs {rms}, amd may fuse it into another kernel"),
+        ("RMSNorm+GEMM", 0, 0, 1, False, "amd fuses RMSNorm+GEMM into _rmsnorm_gemm_fused_kernel_bf16"),
+        ("Dense GEMM", 0, 1, 0, False, None),  # a GEMM is never "fused away"
+        ("Attention", 0, 1, 1, False, None),
+        ("Dense GEMM", 1, 1, 1, False, None),  # A's second GEMM pairs with B's GEMM after the fused one
+        ("Elementwise", 0, 1, 1, False, None),
+        ("Elementwise", 1, 1, 0, False, f"nv runs {elementwise}, amd may fuse it into another kernel"),
+        ("Elementwise", 2, 1, 0, False, f"nv runs {elementwise}, amd may fuse it into another kernel"),
+        ("Triton Fused", 0, 1, 1, True, None),
+    ]
+    assert all(p["fusion_note"] is None or p["layer"] is not None for p in pairs)
+
+
+def test_alignment_layers_and_counts_over_passes(con, tmp_path):
+    load(con, build(tmp_path / "nv.json", A_LAYER, layers=3))
+    load(con, build(tmp_path / "amd.json", B_LAYER, layers=4, platform="AMD"))
+    layers = rows(con, "SELECT layer, status, a_passes, b_passes, a_kernels, b_kernels, a_total_ns, b_total_ns "
+                       "FROM alignment_layers('nv', 'amd', NULL) ORDER BY layer")
+    a_ns = sum(d for _, d in A_LAYER) * 1000
+    b_ns = sum(d for _, d in B_LAYER) * 1000
+    assert layers == [{"layer": i, "status": "similar", "a_passes": 1, "b_passes": 1, "a_kernels": 8, "b_kernels": 5,
+                       "a_total_ns": a_ns, "b_total_ns": b_ns} for i in range(3)] + [
+        {"layer": 3, "status": "only B", "a_passes": 0, "b_passes": 1, "a_kernels": 0, "b_kernels": 5,
+         "a_total_ns": 0, "b_total_ns": b_ns}]
+
+
+def test_alignment_count_imbalance_note(con, tmp_path):
+    # A ran the same two layers in two forward passes, B in one: every place runs 2x as often in A
+    # (the seed's 1.5x rule, which also applies to GEMM and attention); A against itself: no notes
+    a = [("nvjet_gemm_a", 10), ("void flash::flash_fwd_kernel<t>", 10), ("void at::native::add_kernel_a", 2)]
+    b = [("Cijk_gemm_b", 10), ("kernel_unified_attention_2d", 10), ("void at::native::add_kernel_b", 2)]
+    load(con, build(tmp_path / "a.json", a, layers=2, passes=2))
+    load(con, build(tmp_path / "b.json", b, layers=2))
+    notes = rows(con, "SELECT layer, op, a_kernels, b_kernels, fusion_note FROM alignment_pairs('a', 'b', NULL) "
+                      "ORDER BY layer, position")
+    assert notes == [{"layer": layer, "op": op, "a_kernels": 2, "b_kernels": 1,
+                      "fusion_note": f"a runs {name} 2.0x more → b fuses"}
+                     for layer in (0, 1) for (name, _), op in zip(a, ["Dense GEMM", "Attention", "Elementwise"])]
+    assert [r["a_passes"] for r in rows(con, "SELECT a_passes FROM alignment_layers('a', 'b', NULL)")] == [2, 2]
+    same = rows(con, "SELECT same_kernel, fusion_note FROM alignment_pairs('a', 'a', NULL)")
+    assert len(same) == 6 and all(r["same_kernel"] and r["fusion_note"] is None for r in same)
+
+
+def test_compare_ops_groups(planted):
+    got = {r["op"]: r for r in rows(planted, "SELECT * FROM compare_ops('nv', 'amd', NULL)")}
+    assert set(got) == {"RMSNorm", "RMSNorm+GEMM", "Dense GEMM", "Attention", "Elementwise", "Triton Fused"}
+    assert got["RMSNorm"]["status"] == "only A" and got["RMSNorm+GEMM"]["status"] == "only B"
+    gemm = got["Dense GEMM"]
+    assert (gemm["a_kernels"], gemm["b_kernels"], gemm["a_total_ns"], gemm["b_total_ns"]) == (40, 20, 600_000, 240_000)
+    assert gemm["status"] == "A slower" and gemm["gap_ns"] == 360_000 and gemm["ratio"] == pytest.approx(15 / 12)
+    assert got["Attention"]["status"] == "A faster" and got["Attention"]["ratio"] == pytest.approx(30 / 40)
+    elementwise = got["Elementwise"]  # 3 x 2 µs against 3 µs per layer: A slower in total
+    assert (elementwise["a_kernels"], elementwise["b_kernels"], elementwise["status"]) == (60, 20, "A slower")
+    assert got["Triton Fused"]["a_top_kernels"] == "triton_poi_fused_add_mul_0 (100%)"
+    assert got["Dense GEMM"]["a_top_kernels"] == ("nvjet_tst_128x64_64x4_1x1_v_bz_TNT (67%); "
+                                                 "nvjet_tst_64x8_64x16_4x1_v_bz_TNN (33%)")
+
+
+def test_compare_within_ten_percent(con, tmp_path):
+    load(con, build(tmp_path / "x.json", [("nvjet_gemm_x", 100)], layers=10))
+    load(con, build(tmp_path / "y.json", [("Cijk_gemm_y", 110)], layers=10, platform="AMD"))
+    load(con, build(tmp_path / "z.json", [("Cijk_gemm_z", 111)], layers=10, platform="AMD"))
+    assert rows(con, "SELECT status FROM compare_ops('x', 'y', NULL)") == [{"status": "within 10%"}]
+    assert rows(con, "SELECT status FROM compare_ops('x', 'z', NULL)") == [{"status": "A faster"}]
+
+
+def test_same_kernels_finds_only_the_shared_name(planted):
+    got = rows(planted, "SELECT * FROM same_kernels('nv', 'amd', NULL)")
+    assert got == [{"kernel": "triton_poi_fused_add_mul_0", "op": "Triton Fused", "a_kernels": 20, "b_kernels": 20,
+                    "a_avg_ns": 3000.0, "b_avg_ns": 5000.0, "a_total_ns": 60_000, "b_total_ns": 100_000,
+                    "ratio": 0.6, "gap_ns": -40_000, "faster": "A"}]
+
+
+def test_fused_unknown_heuristic_names_the_parts(con, tmp_path):
+    names = ["_triton_rmsnorm_matmul_kernel", "my_triton_silu_swiglu_gemm", "triton_red_fused_mean_0",
+             "triton_red_fused_add_mean_mul_pow_rsqrt_0", "void vllm::rms_norm_gemm<float>", "rmsnorm_softmax"]
+    load(con, build(tmp_path / "h.json", [(n, 5) for n in names], layers=1))
+    got = dict(con.execute("SELECT k.name, o.op || ' / ' || o.pattern FROM kernels k "
+                           "JOIN kernel_ops o USING (trace_id, kernel_id)").fetchall())
+    assert got == {
+        "_triton_rmsnorm_matmul_kernel": "Fused (Unknown) / RMSNorm+GEMM",
+        "my_triton_silu_swiglu_gemm": "Fused (Unknown) / SwiGLU+GEMM",  # SiLU dropped beside SwiGLU
+        "triton_red_fused_mean_0": "Triton Fused / triton_*",  # one operation named: not a fusion
+        "triton_red_fused_add_mean_mul_pow_rsqrt_0": "RMSNorm / triton_*_rsqrt",  # an earlier rule
+        "void vllm::rms_norm_gemm<float>": "RMSNorm+GEMM / rmsnorm + gemm",  # an explicit fused rule
+        "rmsnorm_softmax": "RMSNorm / *rmsnorm*",  # not a Triton kernel
+    }
+
+
+def test_fused_unknown_counts_as_explicit_fusion(con, tmp_path):
+    load(con, build(tmp_path / "f.json", [("_triton_rmsnorm_matmul_kernel", 5), ("nvjet_gemm", 5)], layers=3))
+    load(con, build(tmp_path / "u.json", [("void vllm::rms_norm_kernel<float>", 2), ("Cijk_gemm", 5),
+                                          ("Cijk_gemm", 5)], layers=3, platform="AMD"))
+    found = rows(con, "SELECT detector, fused_side, fused_op, unfused_sequence FROM fusion_findings('f', 'u', NULL)")
+    assert found == [{"detector": "explicit", "fused_side": "f", "fused_op": "RMSNorm+GEMM",
+                      "unfused_sequence": "RMSNorm + Dense GEMM"}]
+
+
+# ---- the fixture pair: the same model on H100 and MI300X ----
+
+def fixture_kernels(name):
+    with gzip.open(FIXTURES / "kineto" / f"{name}.json.gz", "rt") as f:
+        return [e for e in json.load(f)["traceEvents"] if e.get("cat") == "kernel"]
+
+
+@pytest.fixture(scope="module")
+def bert_db(tmp_path_factory):
+    return database_of(tmp_path_factory, "bert",
+                       [FIXTURES / "kineto" / f"{name}.json.gz" for name in ("h100_bert-small", "mi300_bert-small")])
+
+
+@pytest.fixture
+def bert(bert_db):
+    with read_only(bert_db) as con:
+        yield con
+
+
+def test_bert_same_model_shows_no_fusion_difference(bert):
+    assert rows(bert, "SELECT * FROM fusion_findings('h100_bert-small', 'mi300_bert-small', NULL)") == []
+    assert [r["fuses"] for r in rows(bert, "SELECT fuses FROM fusion_summary('h100_bert-small', 'mi300_bert-small', NULL)")] == [0, 0]
+    notes = rows(bert, "SELECT fusion_note FROM alignment_pairs('h100_bert-small', 'mi300_bert-small', NULL) "
+                       "WHERE fusion_note IS NOT NULL")
+    assert notes == []
+
+
+def test_bert_compare_totals_match_the_json(bert):
+    got = rows(bert, "SELECT op, a_kernels, b_kernels, a_total_ns, b_total_ns FROM compare_ops('h100_bert-small', "
+                     "'mi300_bert-small', NULL)")
+    h100, mi300 = fixture_kernels("h100_bert-small"), fixture_kernels("mi300_bert-small")
+    assert sum(r["a_kernels"] for r in got) == len(h100) and sum(r["b_kernels"] for r in got) == len(mi300)
+    assert sum(r["a_total_ns"] for r in got) == round(sum(k["dur"] for k in h100) * 1000)
+    assert sum(r["b_total_ns"] for r in got) == round(sum(k["dur"] for k in mi300) * 1000)
+    assert {r["op"]: (r["a_kernels"], r["b_kernels"]) for r in got} == {
+        "Dense GEMM": (26, 26), "Attention": (4, 4), "LayerNorm": (10, 10), "Elementwise": (11, 11),
+        "Activation": (5, 5), "Indexing": (3, 3), "Reduce": (1, 1)}
+
+
+def test_bert_alignment_pairs_every_layer_kernel(bert):
+    pairs = rows(bert, "SELECT layer, op, detail, a_kernels, b_kernels FROM alignment_pairs('h100_bert-small', "
+                       "'mi300_bert-small', NULL) ORDER BY layer, position")
+    assert len(pairs) == 4 * 12 and all(p["a_kernels"] == p["b_kernels"] == 1 for p in pairs)
+    # the GEMM roles come from the BERT modules on the Python stack
+    assert [p["detail"] for p in pairs if p["layer"] == 0 and p["op"] == "Dense GEMM"] == [
+        "QKV", "QKV", "QKV", "O", "FFN_up", "FFN_down"]
+    layers = rows(bert, "SELECT layer, a_kernels, b_kernels FROM alignment_layers('h100_bert-small', "
+                        "'mi300_bert-small', NULL) ORDER BY layer")
+    assert layers == [{"layer": i, "a_kernels": 12, "b_kernels": 12} for i in range(4)]
+
+
+def test_bert_same_kernels_are_the_shared_names(bert):
+    got = rows(bert, "SELECT kernel, a_kernels, b_kernels FROM same_kernels('h100_bert-small', 'mi300_bert-small', NULL)")
+    h100 = Counter(k["name"] for k in fixture_kernels("h100_bert-small"))
+    mi300 = Counter(k["name"] for k in fixture_kernels("mi300_bert-small"))
+    shared = set(h100) & set(mi300)
+    assert shared and {r["kernel"] for r in got} == shared
+    assert all((r["a_kernels"], r["b_kernels"]) == (h100[r["kernel"]], mi300[r["kernel"]]) for r in got)
+
+
+def test_bert_reports_through_the_cli(bert_db):
+    for name in ("compare", "alignment", "fusion", "same-kernels"):
+        proc = run_cli("report", name, "--trace", "h100_bert-small", "--vs", "mi300_bert-small", db=bert_db, check=True)
+        assert "A: h100_bert-small (NVIDIA, NVIDIA H100 80GB HBM3)" in proc.stdout
+        assert "B: mi300_bert-small (AMD, AMD Instinct MI300X" in proc.stdout
+        assert "AMD slower" not in proc.stdout and "Traceback" not in proc.stderr
+    out = json.loads(run_cli("report", "fusion", "-t", "h100_bert-small", "--vs", "mi300_bert-small",
+                             "--format", "json", db=bert_db, check=True).stdout)
+    assert set(out) == {"main", "sides", "layer notes"} and out["main"] == []
+    assert [s["trace"] for s in out["sides"]] == ["h100_bert-small", "mi300_bert-small"]
+    one = json.loads(run_cli("report", "compare", "-t", "1", "--vs", "2", "--section", "summary",
+                             "--format", "json", "--phase", "all", db=bert_db, check=True).stdout)
+    assert sum(r["ops"] for r in one) == 7
+
+
+def test_comparison_cli_errors(bert_db):
+    for args, message in [
+        (("report", "fusion", "--trace", "h100_bert-small"), "compares two traces: give --trace A --vs B"),
+        (("report", "fusion", "--trace", "h100_bert-small", "--vs", "nope"), "no trace named 'nope'"),
+        (("report", "ops", "--vs", "h100_bert-small"), "report ops takes no --vs"),
+        (("report", "compare", "-t", "1", "--vs", "2", "--section", "nope"), "has no section 'nope'"),
+    ]:
+        proc = run_cli(*args, db=bert_db)
+        assert proc.returncode == 1 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
