@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from load_bench import HERE, OUT, TRACEDB_BODY, measure, peer_python, remove_db, synthetic_trace
@@ -71,7 +72,13 @@ def main() -> None:
         print(f"| {name} | {r['seconds']:.3f} | {r['best']:.3f} | {wall:.2f} | {r['rows']} |")
     total = sum(wall for _, _, wall in rows)
     if not a.skip_peer:
-        peer = measure(peer_python(a.peer_python), PEER_BODY, str(nv), str(amd))
+        started = time.perf_counter()
+        try:
+            peer = measure(peer_python(a.peer_python), PEER_BODY, str(nv), str(amd))
+        except SystemExit:  # the peer died (on this machine: killed when memory runs out)
+            print(f"\nwafer-core 0.1.62 analyze_traces + analyze_fusion_differences: failed after "
+                  f"{time.perf_counter() - started:.0f} s (see dmesg for an out-of-memory kill)")
+            return
         print(f"\nwafer-core 0.1.62 analyze_traces + analyze_fusion_differences: {peer['seconds']:.1f} s, "
               f"peak RSS {peer['peak_rss_mb']:.0f} MiB")
         print(f"all four tracedb report commands: {total:.2f} s, "

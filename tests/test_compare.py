@@ -43,8 +43,14 @@ B_OPS = ["RMSNorm+GEMM", "Attention", "Dense GEMM", "Elementwise", "Triton Fused
 def build(path, layer, layers=LAYERS, platform="NVIDIA", passes=1):
     """`passes` forward passes (ProfilerStep annotations when more than one) of `layers` copies of
     `layer` (name, duration µs), kernels back to back."""
+    steps = [(f"ProfilerStep#{n}" if passes > 1 else None, layer, layers) for n in range(passes)]
+    return build_steps(path, steps, platform)
+
+
+def build_steps(path, steps, platform="NVIDIA"):
+    """One forward pass per (annotation or None, layer, layers) of steps, in order."""
     events, t, corr = [], 1000, 0
-    for step in range(passes):
+    for annotation, layer, layers in steps:
         start = t
         for name, dur in [k for _ in range(layers) for k in layer]:
             corr += 1
@@ -53,8 +59,8 @@ def build(path, layer, layers=LAYERS, platform="NVIDIA", passes=1):
             events.append({"ph": "X", "cat": "kernel", "name": name, "ts": t, "dur": dur, **GPU,
                            "args": {"correlation": corr, "stream": 7, "device": 0}})
             t += dur + 1
-        if passes > 1:
-            events.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{step}", "ts": start - 10,
+        if annotation:
+            events.append({"ph": "X", "cat": "user_annotation", "name": annotation, "ts": start - 10,
                            "dur": t - start + 5, **CPU, "args": {}})
         t += 100
     device = ({"id": 0, "name": "NVIDIA H100 80GB HBM3", "warpSize": 32} if platform == "NVIDIA"
@@ -80,6 +86,19 @@ def test_planted_kernels_are_classified_as_intended(planted):
                           "JOIN kernel_ops o USING (trace_id, kernel_id) ORDER BY k.trace_id, k.ts_ns").fetchall()
     assert [op for name, op in got if name == "nv"] == A_OPS * LAYERS
     assert [op for name, op in got if name == "amd"] == B_OPS * LAYERS
+
+
+def test_stored_comparison_keys(planted):
+    # occurrence of each operation within the layer; a fused kernel counts for its parts
+    got = planted.execute("SELECT t.name, f.layer, f.occurrence, f.prev_op FROM kernel_facts f JOIN kernels k "
+                          "USING (trace_id, kernel_id) JOIN traces t USING (trace_id) "
+                          "ORDER BY k.trace_id, k.ts_ns").fetchall()
+    nv = [r for r in got if r[0] == "nv"]
+    amd = [r for r in got if r[0] == "amd"]
+    assert [r[2] for r in nv[:8]] == [0, 0, 0, 1, 0, 1, 2, 0] and [r[2] for r in nv[8:16]] == [0, 0, 0, 1, 0, 1, 2, 0]
+    assert [r[2] for r in amd[:5]] == [0, 0, 1, 0, 0]
+    assert [r[3] for r in nv[:9]] == [None] + A_OPS
+    assert [r[3] for r in amd[:6]] == [None] + B_OPS
 
 
 def test_fusion_finds_exactly_the_planted_fusions(planted):
@@ -131,6 +150,30 @@ def test_sequence_detector_finds_a_fused_epilogue(con, tmp_path):
     assert f["unfused_kernel"] == "void at::native::silu_kernel<float>"
     assert f["evidence"] == "a runs Dense GEMM+Activation separately, b fuses into Dense GEMM"
     assert f["at_stake_ns"] == 6 * (20_000 + 5_000 - 22_000)
+
+
+def test_phase_filter_compares_only_that_phase(con, tmp_path):
+    # A's decode steps run a separate activation after each GEMM, its prefill step does not; B
+    # never does. The sequence shows in decode (and over all phases), not in prefill.
+    prefill, decode = "execute_context_1(512)_generation_0(0)", "execute_context_0(0)_generation_1(8)"
+    attn = ("void flash::flash_fwd_kernel<traits>", 30)
+    act = [("nvjet_tst_128x64", 20), ("void at::native::silu_kernel<float>", 5), attn]
+    plain = [("nvjet_tst_128x64", 25), attn]
+    b_layer = [("Cijk_gemm_b", 22), ("kernel_unified_attention_2d", 30)]
+    load(con, build_steps(tmp_path / "a.json", [(prefill, plain, 6), (decode, act, 6), (decode, act, 6)]))
+    load(con, build_steps(tmp_path / "b.json", [(prefill, b_layer, 6), (decode, b_layer, 6), (decode, b_layer, 6)],
+                          platform="AMD"))
+    def findings(phase):
+        return [(f["detector"], f["fused_side"], f["unfused_sequence"], f["pattern_count"]) for f in
+                rows(con, "SELECT * FROM fusion_findings('a', 'b', ?)", phase)]
+    assert findings(None) == [("sequence", "b", "Dense GEMM → Activation", 12)]
+    assert findings("decode") == [("sequence", "b", "Dense GEMM → Activation", 12)]
+    assert findings("prefill") == []
+    ops = {r["op"]: (r["a_kernels"], r["b_kernels"]) for r in
+           rows(con, "SELECT * FROM compare_ops('a', 'b', 'prefill')")}
+    assert ops == {"Dense GEMM": (6, 6), "Attention": (6, 6)}
+    layers = rows(con, "SELECT layer, a_passes, b_passes FROM alignment_layers('a', 'b', 'decode') ORDER BY layer")
+    assert layers == [{"layer": n, "a_passes": 2, "b_passes": 2} for n in range(6)]
 
 
 def test_sequence_detector_thresholds(con, tmp_path):

@@ -206,7 +206,8 @@ def list_reports(fmt: FormatOption = Format.table) -> None:
     """List the reports with their parameters."""
     rows = []
     for r in reports.available().values():
-        params = ", ".join(f"--{p.name} (default {'all' if p.default is None else p.default})"
+        params = ", ".join(f"--{p.name} (required)" if r.compares and p.name in ("trace", "vs")
+                           else f"--{p.name} (default {'all' if p.default is None else p.default})"
                            for p in r.params.values())
         rows.append([r.name, r.summary, params])
     render(["report", "summary", "parameters"], rows, fmt, title="Reports")

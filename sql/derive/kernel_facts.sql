@@ -1,5 +1,6 @@
 -- Derives kernel_facts and python_stacks of one trace ($trace_id) from the live definitions in
--- sql/views (_kernel_ops_live, _kernel_phases_live, _launch_stacks_live, _kernel_layers_live).
+-- sql/views (_kernel_ops_live, _kernel_phases_live, _launch_stacks_live, _kernel_layers_live,
+-- _kernel_order_live).
 -- Runs inside the load transaction, and again for every trace when rules or views change.
 
 DELETE FROM kernel_facts WHERE trace_id = $trace_id;
@@ -31,5 +32,11 @@ UPDATE kernel_facts f
 SET forward_pass = l.forward_pass, layer = l.layer, position = l.position
 FROM _kernel_layers_live l
 WHERE f.trace_id = $trace_id AND l.trace_id = $trace_id AND l.kernel_id = f.kernel_id;
+
+-- the comparison keys follow from the layers and operations just stored
+UPDATE kernel_facts f
+SET occurrence = o.occurrence, prev_op = o.prev_op
+FROM _kernel_order_live o
+WHERE f.trace_id = $trace_id AND o.trace_id = $trace_id AND o.kernel_id = f.kernel_id;
 
 DROP TABLE _derive_stacks;

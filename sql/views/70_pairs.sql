@@ -34,17 +34,47 @@ flatten(list_transform(string_split(fused, '+'), lambda part:
         ELSE [trim(part)]
     END));
 
+-- The comparison keys of every kernel, computed from the stored operations and layers
+-- (kernel_facts.occurrence and prev_op hold the stored result).
+-- Columns:
+--   trace_id    trace the kernel belongs to
+--   kernel_id   row of kernels
+--   occurrence  0-based occurrence of the kernel's operation within its layer, a fused kernel
+--               counting once for each operation it holds (fused_part_ops); NULL outside layers
+--   prev_op     operation of the kernel started just before it in the trace (start order, then
+--               kernel_id), a 'Fused (Unknown)' kernel by its parts; NULL for the first
+CREATE OR REPLACE VIEW _kernel_order_live AS
+WITH k AS MATERIALIZED (
+    SELECT k.trace_id, k.kernel_id, k.ts_ns, f.forward_pass, f.layer, f.position,
+           CASE WHEN f.op = 'Fused (Unknown)' THEN f.pattern ELSE f.op END AS op
+    FROM kernels k JOIN kernel_facts f USING (trace_id, kernel_id)
+), covers AS (
+    -- the operations each layered kernel stands for: its own, and a fused kernel's parts
+    SELECT trace_id, kernel_id, forward_pass, layer, position, op,
+           unnest(CASE WHEN contains(op, '+') THEN list_distinct(list_prepend(op, fused_part_ops(op))) ELSE [op] END) AS covered
+    FROM k WHERE layer IS NOT NULL
+), occurrences AS (
+    SELECT trace_id, kernel_id,
+           row_number() OVER (PARTITION BY trace_id, forward_pass, layer, covered ORDER BY position) - 1 AS occurrence
+    FROM covers
+    QUALIFY covered = op
+)
+SELECT k.trace_id, k.kernel_id, o.occurrence,
+       lag(k.op) OVER (PARTITION BY k.trace_id ORDER BY k.ts_ns, k.kernel_id) AS prev_op
+FROM k LEFT JOIN occurrences o USING (trace_id, kernel_id);
+
 -- Kernels of two traces, each tagged with its side, filtered by phase (table macro).
 -- Parameters: trace_a, trace_b: trace names or ids (the same trace on both sides is allowed);
 -- want_phase: prefill, decode, mixed or none, NULL for every phase.
 -- Columns: side ('A' or 'B'), trace_id, trace (name), kernel_id, name (kernel name), ts_ns, end_ns,
 -- dur_ns, op, pattern, align_op (op, or for a 'Fused (Unknown)' kernel the fused parts it was
 -- guessed to hold, e.g. 'RMSNorm+GEMM'), phase, iteration, cpu_op, stack_id, forward_pass, layer,
--- position.
+-- position, occurrence (of the operation within the layer), prev_op (operation of the kernel
+-- before it in the whole trace).
 CREATE OR REPLACE MACRO pair_kernels(trace_a, trace_b, want_phase) AS TABLE
 SELECT side, trace_id, trace, kernel_id, name, ts_ns, end_ns, dur_ns, op, pattern,
        CASE WHEN op = 'Fused (Unknown)' THEN pattern ELSE op END AS align_op,
-       phase, iteration, cpu_op, stack_id, forward_pass, layer, position
+       phase, iteration, cpu_op, stack_id, forward_pass, layer, position, occurrence, prev_op
 FROM (
     SELECT 'A' AS side, * FROM selected_kernels(trace_a, want_phase) WHERE trace_a IS NOT NULL
     UNION ALL

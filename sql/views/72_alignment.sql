@@ -7,7 +7,8 @@
 -- 2nd Dense GEMM of the layer), where the seed uses the absolute position: one extra or fused
 -- kernel early in a layer then no longer shifts every later pair. A fused kernel counts as an
 -- occurrence of each operation it holds, so after B's RMSNorm+GEMM, B's next GEMM pairs with A's
--- second GEMM, not its first.
+-- second GEMM, not its first. The occurrence is stored per kernel (kernel_facts.occurrence); a
+-- phase filter keeps or drops whole forward passes, so it never changes a kept kernel's occurrence.
 
 -- Role of a dense GEMM in a transformer layer, from a kernel name or a Python frame (scalar macro):
 -- 'QKV', 'O', 'FFN_up', 'FFN_down', or NULL when the text names none.
@@ -42,22 +43,9 @@ END;
 --   fusion_note   what the counts say about fusion, with the trace names: one side fuses a fused
 --                 operation, runs a kernel the other may fuse, or runs a kernel 1.5x as often
 CREATE OR REPLACE MACRO alignment_pairs(trace_a, trace_b, want_phase) AS TABLE
-WITH k AS MATERIALIZED (
-    SELECT side, trace_id, forward_pass, layer, position, align_op AS op, name, dur_ns, stack_id
+WITH placed AS (
+    SELECT side, trace_id, layer, position, occurrence, align_op AS op, name, dur_ns, stack_id
     FROM pair_kernels(trace_a, trace_b, want_phase) WHERE layer IS NOT NULL
-), covers AS (
-    -- the operations each kernel stands for: its own, and a fused kernel's parts
-    SELECT side, forward_pass, layer, position, op,
-           unnest(CASE WHEN contains(op, '+') THEN list_distinct(list_prepend(op, fused_part_ops(op))) ELSE [op] END) AS covered
-    FROM k
-), occurrences AS (
-    SELECT side, forward_pass, layer, position, covered,
-           row_number() OVER (PARTITION BY side, forward_pass, layer, covered ORDER BY position) - 1 AS occurrence
-    FROM covers
-), placed AS (
-    SELECT k.*, o.occurrence
-    FROM k JOIN occurrences o ON o.side = k.side AND o.forward_pass = k.forward_pass AND o.layer = k.layer
-                             AND o.position = k.position AND o.covered = k.op
 ), names AS (
     SELECT side, layer, op, occurrence, name, count(*) AS n, sum(dur_ns) AS ns, min(position) AS position,
            first(trace_id) AS trace_id, first(stack_id ORDER BY stack_id) FILTER (stack_id IS NOT NULL) AS stack_id

@@ -40,7 +40,8 @@
 --   at_stake_ns       unfused_side_ns - fused_side_ns: what the unfused side spends more there
 CREATE OR REPLACE MACRO fusion_findings(trace_a, trace_b, want_phase) AS TABLE
 WITH k AS MATERIALIZED (
-    SELECT side, align_op AS op, name, ts_ns, kernel_id, dur_ns FROM pair_kernels(trace_a, trace_b, want_phase)
+    SELECT side, align_op AS op, name, ts_ns, kernel_id, dur_ns, prev_op
+    FROM pair_kernels(trace_a, trace_b, want_phase)
 ), sides AS (
     SELECT 'A' AS side, 'B' AS other, trace_name(trace_a) AS name, trace_name(trace_b) AS other_name
     UNION ALL
@@ -68,7 +69,11 @@ WITH k AS MATERIALIZED (
     WHERE o.parts IS NOT NULL
       AND NOT EXISTS (SELECT 1 FROM ops x WHERE x.side = s.other AND x.op = o.op)
 ), ordered AS (
-    SELECT side, op, lag(op) OVER (PARTITION BY side ORDER BY ts_ns, kernel_id) AS prev FROM k
+    -- the kernel before each one: stored for the whole trace; within a phase, re-derived among
+    -- the phase's kernels (one branch is empty, so the window runs only under a phase filter)
+    SELECT side, op, prev_op AS prev FROM k WHERE want_phase IS NULL
+    UNION ALL
+    SELECT side, op, lag(op) OVER (PARTITION BY side ORDER BY ts_ns, kernel_id) AS prev FROM k WHERE want_phase IS NOT NULL
 ), before AS (
     -- per unique operation: its most common predecessor and how often that precedes it
     SELECT side, op, first(prev ORDER BY c DESC, prev) AS prev, max(c) AS c
