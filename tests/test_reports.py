@@ -96,6 +96,16 @@ def test_report_runs_on_every_fixture(fixture_db, name):
     assert list(rows[0]) == list(report.columns), "header documents every column, in order"
 
 
+@pytest.mark.parametrize("name", COMPARISONS)
+def test_comparison_headers_document_every_column(ro, name):
+    report = reports.get(name)
+    values = reports.bind(report, {"trace": "h100_bert-small", "vs": "mi300_bert-small"})
+    results = reports.run(ro, report, values)
+    assert len(results) == len(report.sections) >= 2
+    for section, columns, _ in results:
+        assert columns == list(section.columns), f"{name} · {section.name}: header documents every column, in order"
+
+
 def test_ops_report_shares_and_phase_filter(fixture_db):
     out = run_cli("report", "ops", "--trace", "mi300x_sglang_qwen3-8b_decode", "--format", "json",
                   db=fixture_db, check=True)

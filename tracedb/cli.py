@@ -240,7 +240,7 @@ def run_report(
         raise TracedbError(f"report {report.name} has no section {section!r} "
                            f"(sections: {', '.join(s.name for s in report.sections)})")
     if show_sql:
-        typer.echo(report.sql.rstrip())
+        typer.echo("\n\n".join(s.sql.rstrip() for s in report.sections if section in (None, s.name)))
         typer.echo("-- parameters: " + ", ".join(f"${k} = {v!r}" for k, v in values.items()))
         return
     if rules_file:

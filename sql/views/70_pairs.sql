@@ -8,13 +8,13 @@
 -- NULL when no trace has that name or id.
 CREATE OR REPLACE MACRO trace_label(want) AS (
     SELECT name || ' (' || concat_ws(', ', coalesce(platform, 'unknown platform'), device_name) || ')'
-    FROM traces WHERE name = want OR CAST(trace_id AS VARCHAR) = CAST(want AS VARCHAR)
+    FROM traces WHERE name = CAST(want AS VARCHAR) OR CAST(trace_id AS VARCHAR) = CAST(want AS VARCHAR)
     ORDER BY trace_id LIMIT 1
 );
 
 -- The name of a trace given by name or id (scalar macro); NULL when there is none.
 CREATE OR REPLACE MACRO trace_name(want) AS (
-    SELECT name FROM traces WHERE name = want OR CAST(trace_id AS VARCHAR) = CAST(want AS VARCHAR)
+    SELECT name FROM traces WHERE name = CAST(want AS VARCHAR) OR CAST(trace_id AS VARCHAR) = CAST(want AS VARCHAR)
     ORDER BY trace_id LIMIT 1
 );
 

@@ -7,7 +7,8 @@
 -- Columns:
 --   op             operation family (a guessed fusion: its parts, e.g. RMSNorm+GEMM)
 --   status         'A slower' (A's total time more than 10 % above B's), 'A faster' (B's more than
---                  10 % above A's), 'within 10%', 'only A' or 'only B'
+--                  10 % above A's), 'within 10%', 'only A' or 'only B' (the seed formatter's
+--                  groups; its analyzer drew them at a 5 ms gap, which no small trace reaches)
 --   a_kernels      kernels of the operation in A
 --   b_kernels      kernels of the operation in B
 --   a_avg_ns       mean kernel duration in A
@@ -32,7 +33,7 @@ WITH k AS MATERIALIZED (
     GROUP BY side, op
 ), tops AS (
     SELECT side, op,
-           string_agg(left(name, 60) || ' (' || printf('%.0f', 100.0 * ns / op_ns) || '%)', '; '
+           string_agg(left(name, 60) || ' (' || printf('%.0f', 100.0 * ns / nullif(op_ns, 0)) || '%)', '; '
                       ORDER BY ns DESC, name) FILTER (rk <= 3) AS top_kernels
     FROM (SELECT side, op, name, sum(dur_ns) AS ns,
                  sum(sum(dur_ns)) OVER (PARTITION BY side, op) AS op_ns,

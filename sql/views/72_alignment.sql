@@ -79,17 +79,17 @@ SELECT p.layer, p.position, p.op, p.occurrence,
        coalesce(p.a_avg_ns, 0) - coalesce(p.b_avg_ns, 0) AS gap_ns,
        coalesce(p.a_kernel = p.b_kernel, false) AS same_kernel,
        CASE WHEN p.a_kernels > 0 AND p.b_kernels = 0 THEN
-                CASE WHEN contains(p.op, '+') THEN l.a_name || ' fuses ' || p.op || ' into ' || p.a_kernel
+                CASE WHEN contains(p.op, '+') THEN l.a_name || ' fuses ' || p.op || ' into ' || coalesce(p.a_kernel, '')
                      WHEN p.op NOT IN ('Attention', 'Dense GEMM', 'KV Cache', 'MoE GEMM', 'MoE Routing')
-                     THEN l.a_name || ' runs ' || p.a_kernel || ', ' || l.b_name || ' may fuse it into another kernel' END
+                     THEN l.a_name || ' runs ' || coalesce(p.a_kernel, '') || ', ' || l.b_name || ' may fuse it into another kernel' END
             WHEN p.a_kernels = 0 AND p.b_kernels > 0 THEN
-                CASE WHEN contains(p.op, '+') THEN l.b_name || ' fuses ' || p.op || ' into ' || p.b_kernel
+                CASE WHEN contains(p.op, '+') THEN l.b_name || ' fuses ' || p.op || ' into ' || coalesce(p.b_kernel, '')
                      WHEN p.op NOT IN ('Attention', 'Dense GEMM', 'KV Cache', 'MoE GEMM', 'MoE Routing')
-                     THEN l.b_name || ' runs ' || p.b_kernel || ', ' || l.a_name || ' may fuse it into another kernel' END
+                     THEN l.b_name || ' runs ' || coalesce(p.b_kernel, '') || ', ' || l.a_name || ' may fuse it into another kernel' END
             WHEN p.a_kernels > 1.5 * p.b_kernels THEN
-                l.a_name || ' runs ' || p.a_kernel || ' ' || printf('%.1f', p.a_kernels / p.b_kernels) || 'x more → ' || l.b_name || ' fuses'
+                l.a_name || ' runs ' || coalesce(p.a_kernel, '') || ' ' || printf('%.1f', p.a_kernels / p.b_kernels) || 'x more → ' || l.b_name || ' fuses'
             WHEN p.b_kernels > 1.5 * p.a_kernels THEN
-                l.b_name || ' runs ' || p.b_kernel || ' ' || printf('%.1f', p.b_kernels / p.a_kernels) || 'x more → ' || l.a_name || ' fuses'
+                l.b_name || ' runs ' || coalesce(p.b_kernel, '') || ' ' || printf('%.1f', p.b_kernels / p.a_kernels) || 'x more → ' || l.a_name || ' fuses'
        END AS fusion_note
 FROM paired p
 CROSS JOIN labels l

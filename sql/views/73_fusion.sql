@@ -10,12 +10,14 @@
 --   3 count     an operation on both sides (not 'Other') with at least 50 kernels on the two
 --               together, one side running it at least 1.5x as often: the side with fewer fuses.
 --
--- Kernels are taken in start order over the whole trace, as the seed does. Where the seed would
--- report the parts of an explicit fusion again, tracedb first credits each fused kernel to the
--- operations it holds: an operation that a fused operation of the other side contains is not a
--- sequence candidate (the separate RMSNorm before the GEMM that the other side fuses), and count
--- imbalances compare counts with fused kernels counted for each of their parts (the GEMMs that
--- the other side runs as RMSNorm+GEMM).
+-- Kernels are taken in start order over the whole trace (within the phase under a phase filter),
+-- as the seed does. Where the seed would report the parts of an explicit fusion again, tracedb
+-- first credits each fused kernel to the operations it holds: an operation that a fused operation
+-- of the other side contains is not a sequence candidate (the separate RMSNorm before the GEMM
+-- that the other side fuses), and count imbalances compare counts with fused kernels counted for
+-- each of their parts (the GEMMs that the other side runs as RMSNorm+GEMM). A fused operation
+-- itself is never a sequence candidate (the explicit detector covers it; "B runs X+RMSNorm+GEMM
+-- separately" would read the fusion backwards); it takes part in count imbalances by its own count.
 
 -- Fusion findings between two traces, most time at stake first within each detector (table macro).
 -- Parameters: trace_a, trace_b: trace names or ids; want_phase: prefill, decode, mixed or none,
@@ -31,7 +33,8 @@
 --                     sequence, 'A + B' for the parts of an explicit fusion)
 --   unfused_kernel    the unfused side's most frequent kernel of the last operation of the sequence
 --   fused_count       kernels of fused_op on the fused side
---   unfused_count     kernels of the unfused sequence's operations on the unfused side
+--   unfused_count     kernels of the unfused sequence's operations on the unfused side (for a
+--                     count finding, with fused kernels counted for their parts, as compared)
 --   pattern_count     occurrences of the pattern (seed: fused kernels; unique kernels; extra calls)
 --   confidence        share of occurrences that follow the pattern (0 to 1)
 --   evidence          the finding in one sentence, with the trace names
@@ -53,10 +56,9 @@ WITH k AS MATERIALIZED (
     FROM (SELECT side, op, name, count(*) AS n, sum(dur_ns) AS ns FROM k GROUP BY side, op, name)
     GROUP BY side, op
 ), credited AS (
-    -- per side and plain operation: kernels counting the fused kernels that hold the operation
+    -- per side and operation: kernels, counting also the fused kernels that hold the operation
     SELECT o.side, o.op, o.n, o.n + coalesce(sum(f.n), 0) AS n_credited
     FROM ops o LEFT JOIN ops f ON f.side = o.side AND list_contains(f.parts, o.op)
-    WHERE o.parts IS NULL
     GROUP BY o.side, o.op, o.n
 ), explicit AS (
     SELECT 1 AS detector_rank, 'explicit' AS detector, s.side AS fused, s.other AS unfused,
@@ -98,7 +100,7 @@ WITH k AS MATERIALIZED (
            CASE WHEN a.n_credited > b.n_credited THEN 'B' ELSE 'A' END AS fused,
            CASE WHEN a.n_credited > b.n_credited THEN 'A' ELSE 'B' END AS unfused,
            a.op AS fused_op, least(a.n_credited, b.n_credited) AS fused_count, [a.op] AS sequence,
-           a.op AS unfused_sequence,
+           a.op AS unfused_sequence, greatest(a.n_credited, b.n_credited) AS unfused_credited,
            greatest(a.n_credited, b.n_credited) - least(a.n_credited, b.n_credited) AS pattern_count,
            (greatest(a.n_credited, b.n_credited) - least(a.n_credited, b.n_credited)) / greatest(a.n_credited, b.n_credited) AS confidence,
            NULL AS evidence,
@@ -108,7 +110,7 @@ WITH k AS MATERIALIZED (
       AND greatest(a.n_credited, b.n_credited) >= 1.5 * least(a.n_credited, b.n_credited)
 ), kept AS (
     -- the seed's de-duplication: a fused type reported once, by the first detector to find it
-    SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY fused_op ORDER BY detector_rank, pattern_count DESC, fused) AS dup
+    SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY fused_op ORDER BY detector_rank, pattern_count DESC, fused, unfused_sequence) AS dup
                    FROM (SELECT * FROM explicit UNION ALL BY NAME SELECT * FROM sequence_candidates
                          UNION ALL BY NAME SELECT * FROM count_candidates))
     WHERE dup = 1
@@ -116,7 +118,8 @@ WITH k AS MATERIALIZED (
     SELECT f.*, fs.name AS fused_side, us.name AS unfused_side,
            (SELECT coalesce(sum(o.ns), 0) FROM ops o WHERE o.side = f.fused AND list_contains(f.involved, o.op)) AS fused_side_ns,
            (SELECT coalesce(sum(o.ns), 0) FROM ops o WHERE o.side = f.unfused AND list_contains(f.involved, o.op)) AS unfused_side_ns,
-           (SELECT coalesce(sum(o.n), 0) FROM ops o WHERE o.side = f.unfused AND list_contains(f.sequence, o.op)) AS unfused_count,
+           coalesce(f.unfused_credited,
+                    (SELECT coalesce(sum(o.n), 0) FROM ops o WHERE o.side = f.unfused AND list_contains(f.sequence, o.op))) AS unfused_count,
            (SELECT o.sample FROM ops o WHERE o.side = f.fused AND o.op = f.fused_op) AS sample_kernel,
            (SELECT o.sample FROM ops o WHERE o.side = f.unfused AND o.op = f.sequence[-1]) AS unfused_kernel
     FROM kept f

@@ -1,5 +1,8 @@
 -- Kernels that both traces run under the very same name (Triton kernels, PyTorch native kernels,
--- vendor-neutral libraries): the one place where two traces compare kernel for kernel.
+-- vendor-neutral libraries): the one place where two traces compare kernel for kernel. The seed
+-- takes them from the aligned pairs of each layer; here every kernel of the two traces counts, so
+-- kernels outside layers (embedding, sampling) compare too. alignment_pairs.same_kernel gives the
+-- seed's per-place view.
 
 -- Kernels with identical names on both sides, count for count and time for time (table macro).
 -- Parameters: trace_a, trace_b: trace names or ids; want_phase: prefill, decode, mixed or none,
