@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -17,7 +16,7 @@ from . import __version__, facts, reports, rules
 from .db import default_path, open_db
 from .errors import TracedbError
 from .ingest.loader import LoadOutcome, delete_trace, load_file
-from .render import Format, json_default, render
+from .render import Format, records, render, to_json
 
 app = typer.Typer(
     help="tracedb: stream accelerator profiler traces into one DuckDB file and query them with SQL.",
@@ -252,8 +251,7 @@ def run_report(
         labels = reports.trace_labels(con, values) if report.compares else None
         results = [r for r in reports.run(con, report, values) if section in (None, r[0].name)]
     if fmt is Format.json and len(results) > 1:
-        typer.echo(json.dumps({sec.name: [dict(zip(cols, row)) for row in rows] for sec, cols, rows in results},
-                              default=json_default, ensure_ascii=False, indent=2))
+        typer.echo(to_json({sec.name: records(cols, rows) for sec, cols, rows in results}))
         return
     for n, (sec, columns, rows) in enumerate(results):
         if fmt is Format.csv and n:

@@ -86,7 +86,7 @@ def _format_by_name(column: str) -> str:
     return "count"
 
 
-def json_default(value: Any):
+def _json_default(value: Any):
     if isinstance(value, decimal.Decimal):
         return float(value)
     if isinstance(value, (dt.datetime, dt.date, dt.time)):
@@ -94,6 +94,15 @@ def json_default(value: Any):
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return str(value)
+
+
+def records(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
+    """Rows as objects keyed by column name (the JSON output)."""
+    return [dict(zip(columns, row)) for row in rows]
+
+
+def to_json(value: Any) -> str:
+    return json.dumps(value, default=_json_default, ensure_ascii=False, indent=2)
 
 
 def _is_number(value: Any) -> bool:
@@ -121,8 +130,7 @@ def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: Format | 
             out.write("\n")
         return
     if fmt is Format.json:
-        records = [dict(zip(columns, row)) for row in rows]
-        out.write(json.dumps(records, default=json_default, ensure_ascii=False, indent=2) + "\n")
+        out.write(to_json(records(columns, rows)) + "\n")
         return
     if fmt is Format.csv:
         writer = csv.writer(out, lineterminator="\n")

@@ -68,11 +68,14 @@ class Section:
 @dataclass
 class Report:
     name: str
-    summary: str
     path: Path
-    sql: str
     params: dict[str, Param] = field(default_factory=dict)
     sections: list[Section] = field(default_factory=list)
+
+    @property
+    def summary(self) -> str:
+        """Summary of the report: that of its first (main) table."""
+        return self.sections[0].summary if self.sections else ""
 
     @property
     def columns(self) -> dict[str, Column]:
@@ -118,19 +121,17 @@ def parse(path: Path) -> Report:
     if not header or not header[0][1].strip().lower().startswith("report:"):
         raise TracedbError(f"{path}: line 1: a report starts with '-- Report: NAME'")
     name = header[0][1].split(":", 1)[1].strip()
-    report = Report(name=name, summary="", path=path, sql=text)
+    report = Report(name=name, path=path)
     starts = [0] + [i for i, line in enumerate(lines) if line.lower().startswith("-- section:")]
     for n, start in enumerate(starts):
         end = starts[n + 1] if n + 1 < len(starts) else len(lines)
         head = _header(lines, start)
         title = head[0][1].split(":", 1)[1].strip() if n else "main"
         section = Section(name=title, summary="", sql="\n".join(lines[start:end]))
-        summary = _parse_header(path, report, section, head[1:], allow_params=(n == 0))
-        section.summary = summary
+        section.summary = _parse_header(path, report, section, head[1:], allow_params=(n == 0))
         if not section.columns:
             raise TracedbError(f"{path}: line {start + 1}: section {title!r} has no 'Columns:' block")
         report.sections.append(section)
-    report.summary = report.sections[0].summary
     return report
 
 
@@ -207,8 +208,7 @@ def bind(report: Report, given: dict[str, Any]) -> dict[str, Any]:
 def check_trace(con: duckdb.DuckDBPyConnection, trace: str | None) -> None:
     if trace is None:
         return
-    hit = con.execute("SELECT count(*) FROM traces WHERE name = ? OR CAST(trace_id AS VARCHAR) = ?",
-                      [trace, trace]).fetchone()[0]
+    hit = con.execute("SELECT count(*) FROM traces WHERE is_trace(name, trace_id, ?)", [trace]).fetchone()[0]
     if not hit:
         raise TracedbError(f"no trace named {trace!r} (see: tracedb ls)")
 

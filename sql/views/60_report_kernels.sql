@@ -1,5 +1,10 @@
 -- Where the reports start: kernels with their stored facts, filtered by trace and phase.
 
+-- True when a trace (its name and id) is the one a user named by name or id (scalar macro): the
+-- one rule every --trace, --vs and macro parameter follows.
+CREATE OR REPLACE MACRO is_trace(t_name, t_id, want) AS
+    t_name = CAST(want AS VARCHAR) OR CAST(t_id AS VARCHAR) = CAST(want AS VARCHAR);
+
 -- Kernels of the selected traces and phase with their facts (table macro).
 -- Parameters: want_trace: trace name or id, NULL for every trace; want_phase: prefill, decode,
 -- mixed or none, NULL for every phase.
@@ -13,6 +18,5 @@ SELECT t.trace_id, t.name AS trace, k.kernel_id, k.name, k.ts_ns, k.ts_ns + k.du
 FROM kernels k
 JOIN kernel_facts f USING (trace_id, kernel_id)
 JOIN traces t USING (trace_id)
-WHERE (want_trace IS NULL OR t.name = CAST(want_trace AS VARCHAR)
-       OR CAST(t.trace_id AS VARCHAR) = CAST(want_trace AS VARCHAR))
+WHERE (want_trace IS NULL OR is_trace(t.name, t.trace_id, want_trace))
   AND (want_phase IS NULL OR f.phase = want_phase);

@@ -8,13 +8,13 @@
 -- NULL when no trace has that name or id.
 CREATE OR REPLACE MACRO trace_label(want) AS (
     SELECT name || ' (' || concat_ws(', ', coalesce(platform, 'unknown platform'), device_name) || ')'
-    FROM traces WHERE name = CAST(want AS VARCHAR) OR CAST(trace_id AS VARCHAR) = CAST(want AS VARCHAR)
+    FROM traces WHERE is_trace(name, trace_id, want)
     ORDER BY trace_id LIMIT 1
 );
 
 -- The name of a trace given by name or id (scalar macro); NULL when there is none.
 CREATE OR REPLACE MACRO trace_name(want) AS (
-    SELECT name FROM traces WHERE name = CAST(want AS VARCHAR) OR CAST(trace_id AS VARCHAR) = CAST(want AS VARCHAR)
+    SELECT name FROM traces WHERE is_trace(name, trace_id, want)
     ORDER BY trace_id LIMIT 1
 );
 
@@ -34,6 +34,10 @@ flatten(list_transform(string_split(fused, '+'), lambda part:
         ELSE [trim(part)]
     END));
 
+-- The operation two traces are compared by (scalar macro): the kernel's operation, or for a
+-- 'Fused (Unknown)' kernel the parts it was guessed to hold (its pattern, e.g. 'RMSNorm+GEMM').
+CREATE OR REPLACE MACRO align_op(op, pattern) AS CASE WHEN op = 'Fused (Unknown)' THEN pattern ELSE op END;
+
 -- The comparison keys of every kernel, computed from the stored operations and layers
 -- (kernel_facts.occurrence and prev_op hold the stored result).
 -- Columns:
@@ -46,7 +50,7 @@ flatten(list_transform(string_split(fused, '+'), lambda part:
 CREATE OR REPLACE VIEW _kernel_order_live AS
 WITH k AS MATERIALIZED (
     SELECT k.trace_id, k.kernel_id, k.ts_ns, f.forward_pass, f.layer, f.position,
-           CASE WHEN f.op = 'Fused (Unknown)' THEN f.pattern ELSE f.op END AS op
+           align_op(f.op, f.pattern) AS op
     FROM kernels k JOIN kernel_facts f USING (trace_id, kernel_id)
 ), covers AS (
     -- the operations each layered kernel stands for: its own, and a fused kernel's parts
@@ -73,7 +77,7 @@ FROM k LEFT JOIN occurrences o USING (trace_id, kernel_id);
 -- before it in the whole trace).
 CREATE OR REPLACE MACRO pair_kernels(trace_a, trace_b, want_phase) AS TABLE
 SELECT side, trace_id, trace, kernel_id, name, ts_ns, end_ns, dur_ns, op, pattern,
-       CASE WHEN op = 'Fused (Unknown)' THEN pattern ELSE op END AS align_op,
+       align_op(op, pattern) AS align_op,
        phase, iteration, cpu_op, stack_id, forward_pass, layer, position, occurrence, prev_op
 FROM (
     SELECT 'A' AS side, * FROM selected_kernels(trace_a, want_phase) WHERE trace_a IS NOT NULL

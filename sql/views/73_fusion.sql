@@ -162,6 +162,6 @@ SELECT s.side, t.name AS trace, t.platform, t.device_name AS device,
        (SELECT count(*) FROM f WHERE f.fused_side = t.name) AS fuses,
        (SELECT coalesce(sum(f.at_stake_ns), 0) FROM f WHERE f.fused_side = t.name) AS at_stake_ns
 FROM sides s
-JOIN traces t ON t.name = CAST(s.want AS VARCHAR) OR CAST(t.trace_id AS VARCHAR) = CAST(s.want AS VARCHAR)
+JOIN traces t ON is_trace(t.name, t.trace_id, s.want)
 LEFT JOIN per_side p ON p.side = s.side
 ORDER BY s.side;
