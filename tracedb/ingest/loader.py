@@ -20,6 +20,7 @@ from .. import __version__, facts
 from ..db import run_file
 from ..errors import TracedbError
 from ..jsontext import dumps as json_text
+from . import params
 from .bulk import NotBulk, ProgressFn, RawEvents, discard_bulk, drop_staging, read_raw, type_bulk
 from .chrome import ChromeResult, read_chrome_trace, require_c_backend
 from .source import TraceStream, check_file, sha256_of
@@ -58,7 +59,8 @@ class LoadOutcome:
 
 
 def load_file(con: duckdb.DuckDBPyConnection, path: str | Path, *, name: str | None = None,
-              replace: bool = False, progress: ProgressFn | None = None) -> LoadOutcome:
+              replace: bool = False, progress: ProgressFn | None = None,
+              meta: dict[str, str] | None = None) -> LoadOutcome:
     path = Path(path)
     size = check_file(path)
     require_c_backend()
@@ -85,7 +87,7 @@ def load_file(con: duckdb.DuckDBPyConnection, path: str | Path, *, name: str | N
         # Row order within the event tables carries no meaning (event_id does): letting DuckDB
         # write them in any order makes the split faster.
         con.execute("SET preserve_insertion_order = false")
-        outcome = _load_in_transaction(con, path, name, digest, size, clash, raw, streamed, progress, started)
+        outcome = _load_in_transaction(con, path, name, digest, size, clash, raw, streamed, progress, started, meta)
     finally:
         con.execute("RESET preserve_insertion_order")
         drop_staging(con)
@@ -94,7 +96,7 @@ def load_file(con: duckdb.DuckDBPyConnection, path: str | Path, *, name: str | N
 
 def _load_in_transaction(con: duckdb.DuckDBPyConnection, path: Path, name: str, digest: str, size: int,
                          clash, raw: RawEvents | None, streamed: ChromeResult | None,
-                         progress: ProgressFn | None, started: float) -> LoadOutcome:
+                         progress: ProgressFn | None, started: float, meta: dict[str, str] | None) -> LoadOutcome:
     con.execute("BEGIN TRANSACTION")
     try:
         if clash:
@@ -108,19 +110,23 @@ def _load_in_transaction(con: duckdb.DuckDBPyConnection, path: Path, name: str, 
         run_file(con, "ingest/chrome_split.sql", {"trace_id": trace_id})
         _store_metadata(con, trace_id, result)
         run_file(con, "ingest/chrome_finish.sql", {"trace_id": trace_id})
+        run_file(con, "ingest/aie_finish.sql", {"trace_id": trace_id})  # nothing unless AIE tiles
+        params.store(con, trace_id, path, meta)
         facts.derive(con, trace_id)  # operations, phases, stacks, layers: stored with the trace
         seconds = time.perf_counter() - started
         con.execute(
-            "UPDATE traces SET event_count = ?, rejected_count = ?, complete = ?, problem = ?, "
-            "loaded_at = now()::TIMESTAMP, load_seconds = ? WHERE trace_id = ?",
-            [result.event_count, result.rejected, result.complete, result.problem, seconds, trace_id])
-        platform = con.execute("SELECT platform FROM traces WHERE trace_id = ?", [trace_id]).fetchone()[0]
+            "UPDATE traces SET event_count = ?, complete = ?, problem = ?, loaded_at = now()::TIMESTAMP, "
+            "load_seconds = ?, rejected_count = (SELECT count(*) FROM rejected_events WHERE trace_id = ?) "
+            "WHERE trace_id = ?",
+            [result.event_count, result.complete, result.problem, seconds, trace_id, trace_id])
+        platform, rejected = con.execute("SELECT platform, rejected_count FROM traces WHERE trace_id = ?",
+                                         [trace_id]).fetchone()
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
     return LoadOutcome(path, name, "replaced" if clash else "loaded", trace_id, result.event_count,
-                       result.rejected, result.complete, result.problem, platform, seconds, size)
+                       rejected, result.complete, result.problem, platform, seconds, size)
 
 
 def _type_bulk(con: duckdb.DuckDBPyConnection, path: Path, raw: RawEvents,
