@@ -15,6 +15,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeE
 from . import __version__, facts, reports, rules
 from .db import default_path, open_db
 from .errors import TracedbError
+from .ingest import params
 from .ingest.loader import LoadOutcome, delete_trace, load_file
 from .render import Format, records, render, to_json
 
@@ -53,12 +54,18 @@ def load(
         help="Trace name (default: file name without trace suffixes); only with one file.")] = None,
     replace: Annotated[bool, typer.Option(
         "--replace", help="Load again even if the same content or name is already loaded.")] = False,
+    meta: Annotated[Optional[List[str]], typer.Option(
+        "--meta", help="A parameter of the run the trace records, KEY=VALUE (repeatable), stored in "
+                       "trace_params: M, K, N, rows, cols, warmup, iterations, clock_ghz, peak_macs, hwid "
+                       "for AIE GEMM runs, or any key of your own.", show_default=False)] = None,
     rules_file: RulesOption = None,
     fmt: FormatOption = Format.table,
 ) -> None:
-    """Load trace files, one transaction per file; print a summary of what was loaded."""
+    """Load trace files, one transaction per file; print a summary of what was loaded. Kineto
+    (PyTorch profiler) and mlir-aie traces are told apart by their content."""
     if name and len(files) > 1:
         raise TracedbError("--name applies to one file; load the files one at a time to name them")
+    run_params = params.parse_meta(meta)
     con = open_db(_db_path(db), memory_limit=LOAD_MEMORY_LIMIT)
     outcomes: list[LoadOutcome] = []
     failures = 0
@@ -67,7 +74,7 @@ def load(
             _add_rules(con, rules_file)
         for path in files:
             try:
-                outcome = _load_with_progress(con, path, name, replace)
+                outcome = _load_with_progress(con, path, name, replace, run_params)
             except TracedbError as exc:
                 say(f"tracedb: error: {exc}")
                 failures += 1
@@ -86,9 +93,9 @@ def load(
         raise typer.Exit(1)
 
 
-def _load_with_progress(con, path: Path, name, replace) -> LoadOutcome:
+def _load_with_progress(con, path: Path, name, replace, meta) -> LoadOutcome:
     if not err.is_terminal:
-        return load_file(con, path, name=name, replace=replace)
+        return load_file(con, path, name=name, replace=replace, meta=meta)
     size = path.stat().st_size if path.is_file() else 0
     started = time.perf_counter()
     with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
@@ -100,7 +107,7 @@ def _load_with_progress(con, path: Path, name, replace) -> LoadOutcome:
             rate = f"{events / elapsed:,.0f} events/s" if elapsed > 0 else ""
             bar.update(task, completed=done_bytes, rate=rate)
 
-        return load_file(con, path, name=name, replace=replace, progress=progress)
+        return load_file(con, path, name=name, replace=replace, progress=progress, meta=meta)
 
 
 def _report_outcome(o: LoadOutcome) -> None:
@@ -206,10 +213,21 @@ def list_reports(fmt: FormatOption = Format.table) -> None:
     rows = []
     for r in reports.available().values():
         params = ", ".join(f"--{p.name} (required)" if r.compares and p.name in ("trace", "vs")
-                           else f"--{p.name} (default {'all' if p.default is None else p.default})"
+                           else f"{_flag(p.name)} (default {_default(p)})"
                            for p in r.params.values())
         rows.append([r.name, r.summary, params])
     render(["report", "summary", "parameters"], rows, fmt, title="Reports")
+
+
+def _default(param: reports.Param) -> str:
+    if param.default is not None:
+        return str(param.default)
+    return "all" if param.name in ("trace", "phase", "limit") else "from the trace, else the report's"
+
+
+def _flag(param: str) -> str:
+    """How a report parameter is given on the command line."""
+    return f"--{param}" if param in ("trace", "vs", "phase", "limit") else f"-p {param}=..."
 
 
 @app.command("report")
@@ -226,6 +244,9 @@ def run_report(
                                                  show_default=False)] = None,
     section: Annotated[Optional[str], typer.Option(help="Only this table of a report that prints several.",
                                                    show_default=False)] = None,
+    param: Annotated[Optional[List[str]], typer.Option(
+        "--param", "-p", help="Any other parameter of the report, KEY=VALUE (repeatable), e.g. -p M=512 "
+                              "for aie-summary (see: tracedb reports).", show_default=False)] = None,
     rules_file: RulesOption = None,
     show_sql: Annotated[bool, typer.Option("--show-sql", help="Print the report's SQL and the parameter "
                                                               "values instead of running it.")] = False,
@@ -234,7 +255,12 @@ def run_report(
     """Run a report: a table per trace with a totals row, or for a comparison (--trace A --vs B)
     its tables titled with both traces (csv/json: plain rows)."""
     report = reports.get(name)
-    values = reports.bind(report, {"trace": trace, "vs": vs, "phase": phase, "limit": limit})
+    given = reports.parse_params(param)
+    named = {"trace": trace, "vs": vs, "phase": phase, "limit": limit}
+    clash = [k for k in given if k in named]
+    if clash:
+        raise TracedbError(f"--param {clash[0]}=...: use --{clash[0]} instead")
+    values = reports.bind(report, {**named, **given})
     if section is not None and section not in [s.name for s in report.sections]:
         raise TracedbError(f"report {report.name} has no section {section!r} "
                            f"(sections: {', '.join(s.name for s in report.sections)})")
@@ -264,6 +290,10 @@ def _print_section(report, sec, columns, rows, fmt: Format, labels) -> None:
     formats = {c.name: c.format for c in sec.columns.values()}
     totals = [c.name for c in sec.columns.values() if c.total]
     notes = [c.name for c in sec.columns.values() if c.note]
+    if fmt is not Format.json:  # nested values belong to JSON output only
+        nested = {c.name for c in sec.columns.values() if c.json_only}
+        keep = [i for i, c in enumerate(columns) if c not in nested]
+        columns, rows = [columns[i] for i in keep], [tuple(r[i] for i in keep) for r in rows]
     if labels:
         title += f" — A: {labels[0]}  vs  B: {labels[1]}"
     if fmt in (Format.csv, Format.json) or labels or "trace" not in columns or not rows:

@@ -70,7 +70,11 @@ def display(column: str, value: Any, fmt: str | None = None) -> str:
     if isinstance(value, dt.datetime):
         return value.strftime("%Y-%m-%d %H:%M:%S")
     if isinstance(value, list):
+        if all(_is_number(v) for v in value):
+            return ", ".join(display(column, v, "id") for v in value)
         return " > ".join(str(v) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {display(k, v)}" for k, v in value.items())
     return str(value)
 
 
@@ -152,6 +156,7 @@ def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: Format | 
         out.write("|" + "|".join("---:" if numeric[i] else "---" for i in range(len(columns))) + "|\n")
         for row in cells + ([[f"**{c}**" if c else "" for c in total_cells]] if total_cells else []):
             out.write("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in row) + " |\n")
+        out.write("\n")  # a table ends at a blank line: the next title must not join it
         return
     console = Console(file=out, soft_wrap=False, width=_width(out))
     table = Table(title=title, box=box.SIMPLE_HEAVY, show_lines=False, show_footer=bool(total_cells))

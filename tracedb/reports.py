@@ -13,7 +13,8 @@ A report is one SELECT preceded by a header that documents it:
 
 Parameters are bound as DuckDB prepared-statement parameters ($trace, $limit), never pasted into
 the SQL. Column formats: text, count, duration (ns), percent, ratio, bytes, id; `total` marks the
-columns summed in the totals row, `note` a sentence printed under the table rather than in it.
+columns summed in the totals row, `note` a sentence printed under the table rather than in it,
+`json` a nested value (a list of structs) shown in JSON output only.
 
 A report may print several tables: each further SELECT starts with its own header,
 
@@ -48,6 +49,7 @@ class Column:
     total: bool
     doc: str
     note: bool = False  # a sentence: printed under a table, beside the row's first cell
+    json_only: bool = False  # a nested value: JSON output only
 
 
 @dataclass
@@ -98,9 +100,28 @@ def _literal(text: str) -> Any:
         return None
     if re.fullmatch(r"-?\d+", text):
         return int(text)
+    if re.fullmatch(r"-?\d+\.\d+", text):
+        return float(text)
     if len(text) >= 2 and text[0] == text[-1] == "'":
         return text[1:-1]
-    raise ValueError(f"default {text!r} is not NULL, an integer or a 'string'")
+    raise ValueError(f"default {text!r} is not NULL, a number or a 'string'")
+
+
+def parse_params(items: list[str] | None) -> dict[str, Any]:
+    """--param KEY=VALUE strings to values: integers and decimals as numbers, the rest as text."""
+    out: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or not re.fullmatch(r"\w+", key) or not value:
+            raise TracedbError(f"--param {item!r}: expected KEY=VALUE, e.g. --param M=512")
+        if re.fullmatch(r"-?\d+", value):
+            out[key] = int(value)
+        elif re.fullmatch(r"-?(\d+\.\d*|\.\d+)([eE]-?\d+)?", value):
+            out[key] = float(value)
+        else:
+            out[key] = value
+    return out
 
 
 def _header(lines: list[str], start: int) -> list[tuple[int, str]]:
@@ -157,12 +178,12 @@ def _parse_header(path: Path, report: Report, section: Section, header: list[tup
                     raise ValueError("expected 'name = default  description'")
                 report.params[m.group(1)] = Param(m.group(1), _literal(m.group(2)), m.group(3))
             else:
-                m = re.match(r"^(\w+)\s+(\w+)(?:\s+(total|note)\b)?\s*(.*)$", stripped)
+                m = re.match(r"^(\w+)\s+(\w+)(?:\s+(total|note|json)\b)?\s*(.*)$", stripped)
                 if not m or m.group(2) not in FORMATS:
-                    raise ValueError("expected 'column format [total|note] description', "
+                    raise ValueError("expected 'column format [total|note|json] description', "
                                      f"format one of {', '.join(FORMATS)}")
                 section.columns[m.group(1)] = Column(m.group(1), m.group(2), m.group(3) == "total", m.group(4),
-                                                     note=m.group(3) == "note")
+                                                     note=m.group(3) == "note", json_only=m.group(3) == "json")
         except ValueError as exc:
             raise TracedbError(f"{path}: line {number}: {exc}") from None
     return " ".join(summary)
