@@ -1,4 +1,5 @@
-"""Stored derived facts: kernel_facts and python_stacks, filled by sql/derive/kernel_facts.sql.
+"""Stored derived facts: kernel_facts and python_stacks, filled by sql/derive/kernel_facts.sql, and
+the kernel runs of AIE core tiles (aie_kernels), filled by sql/derive/aie_kernels.sql.
 
 The analysis is defined by the views in sql/views; deriving stores their result per trace so that
 every question afterwards (tracedb report, a DuckDB shell, a dashboard) reads it at once. It runs
@@ -22,6 +23,7 @@ def derive(con: duckdb.DuckDBPyConnection, trace_id: int) -> None:
     con.execute(f"SET memory_limit = '{DERIVE_MEMORY_LIMIT}'")
     try:
         db.run_file(con, "derive/kernel_facts.sql", {"trace_id": trace_id})
+        db.run_file(con, "derive/aie_kernels.sql", {"trace_id": trace_id})
     finally:
         con.execute(f"SET memory_limit = '{before}'")
 

@@ -94,7 +94,8 @@ SELECT trace_id, pid, is_start, min(ts) AS ts FROM sized WHERE run_size < 3 GROU
 UNION ALL
 SELECT trace_id, pid, is_start, ts FROM walk;
 
--- Kernel runs of every AIE core tile after robust pairing and the outlier filter.
+-- Kernel runs of every AIE core tile after robust pairing and the outlier filter, as derived now
+-- (sql/derive/aie_kernels.sql stores them in the table aie_kernels when a trace loads).
 -- Pairing walks the kept starts and ends in time order: the first start, then the first end after
 -- it, then the first start after that end, and so on. In the merged order a time holding both a
 -- start and an end serves as whichever the walk is waiting for; so every mark whose (resolved)
@@ -107,7 +108,7 @@ SELECT trace_id, pid, is_start, ts FROM walk;
 --   start_cycles  cycle of its INSTR_EVENT_0 begin
 --   end_cycles    cycle of its INSTR_EVENT_1 end
 --   dur_cycles    end_cycles - start_cycles
-CREATE OR REPLACE VIEW aie_kernels AS
+CREATE OR REPLACE VIEW _aie_kernels_live AS
 WITH tokens AS (  -- S, E, or X for a time holding both
     SELECT trace_id, pid, ts,
            CASE WHEN bool_or(is_start) AND bool_or(NOT is_start) THEN 'X'

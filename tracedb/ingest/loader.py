@@ -3,7 +3,8 @@
 The events are staged first, in bulk by DuckDB's JSON reader when the file is well-formed
 (tracedb.ingest.bulk), otherwise by the streaming reader (tracedb.ingest.chrome), which keeps every
 complete event of a broken file; one set of statements then types the staged events into the event
-tables (sql/ingest/chrome_split.sql). A file that fails part way, or a Ctrl-C, rolls the
+tables (sql/ingest/chrome_split.sql); an mlir-aie trace (AMD AIE) then gets its tiles and spans
+(sql/ingest/aie_finish.sql). A file that fails part way, or a Ctrl-C, rolls the
 transaction back: the database is exactly as it was. Identical content (same SHA-256) is skipped
 unless replace is asked for.
 """
@@ -87,7 +88,8 @@ def load_file(con: duckdb.DuckDBPyConnection, path: str | Path, *, name: str | N
         # Row order within the event tables carries no meaning (event_id does): letting DuckDB
         # write them in any order makes the split faster.
         con.execute("SET preserve_insertion_order = false")
-        outcome = _load_in_transaction(con, path, name, digest, size, clash, raw, streamed, progress, started, meta)
+        outcome = _load_in_transaction(con, path, name, digest, size, clash, raw, streamed, progress, started,
+                                       meta)
     finally:
         con.execute("RESET preserve_insertion_order")
         drop_staging(con)
