@@ -399,3 +399,37 @@ def test_report_params_override_and_errors(aie_db):
         assert proc.returncode == 1 and message in proc.stderr and "Traceback" not in proc.stderr
     table = run_cli("report", "aie-summary", db=aie_db, check=True).stdout
     assert "aie-summary — planted" in table and "per_iteration" in table
+
+
+def test_truncated_aie_trace_keeps_its_complete_events(tmp_path, con):
+    text = CURRENT.read_text()
+    cut = text[: text.index('{"name": "INSTR_EVENT_0", "ts": 5192')] + '{"name": "INSTR_EV'
+    path = tmp_path / "cut.json"
+    path.write_text(cut)
+    outcome = load(con, path)
+    assert not outcome.complete and outcome.platform == "AIE"
+    assert rows(con, "SELECT count(*) FROM aie_tiles")[0][0] == 1
+    # every B/E event before the break is there, and the kernels they hold
+    complete = sum(1 for e in json.loads(cut[: cut.rindex(",")] + "]") if e["ph"] in ("B", "E"))
+    assert rows(con, "SELECT count(*) FROM aie_events")[0][0] == complete
+    assert rows(con, "SELECT start_cycles, end_cycles FROM aie_kernels ORDER BY 1") == [(2203, 2276), (2714, 2787)]
+
+
+def test_bad_aie_load_leaves_the_database_unchanged(tmp_path):
+    from conftest import table_counts
+    db = tmp_path / "keep.duckdb"
+    run_cli("load", CURRENT, db=db, check=True)
+    with open_db(db, read_only=True) as c:
+        before = table_counts(c)
+    broken = tmp_path / "broken.json"
+    broken.write_text('[{"name": "process_name", "ph": "M", "pid": 0, "args": {"name": "core_trace for tile2,1"}}, 7')
+    for args in (("load", LEGACY, "--meta", "M=big"), ("load", tmp_path / "missing.json"),
+                 ("load", tmp_path)):
+        proc = run_cli(*args, db=db)
+        assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+    with open_db(db, read_only=True) as c:
+        assert table_counts(c) == before
+    # an entry that is not an event is set aside; the rest of the file loads
+    run_cli("load", broken, db=db, check=True)
+    with open_db(db, read_only=True) as c:
+        assert rows(c, "SELECT t.format, t.rejected_count FROM traces t WHERE name = 'broken'") == [("mlir-aie", 1)]

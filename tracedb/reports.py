@@ -107,14 +107,21 @@ def _literal(text: str) -> Any:
     raise ValueError(f"default {text!r} is not NULL, a number or a 'string'")
 
 
+def key_value(item: str, option: str, key_pattern: str) -> tuple[str, str]:
+    """KEY=VALUE given to a repeatable option (--param, --meta), split and checked: a key matching
+    key_pattern and a value that is not empty."""
+    key, sep, value = item.partition("=")
+    key, value = key.strip(), value.strip()
+    if not sep or not re.fullmatch(key_pattern, key) or not value:
+        raise TracedbError(f"{option} {item!r}: expected KEY=VALUE, e.g. {option} M=512")
+    return key, value
+
+
 def parse_params(items: list[str] | None) -> dict[str, Any]:
     """--param KEY=VALUE strings to values: integers and decimals as numbers, the rest as text."""
     out: dict[str, Any] = {}
     for item in items or []:
-        key, sep, value = item.partition("=")
-        key, value = key.strip(), value.strip()
-        if not sep or not re.fullmatch(r"\w+", key) or not value:
-            raise TracedbError(f"--param {item!r}: expected KEY=VALUE, e.g. --param M=512")
+        key, value = key_value(item, "--param", r"\w+")
         if re.fullmatch(r"-?\d+", value):
             out[key] = int(value)
         elif re.fullmatch(r"-?(\d+\.\d*|\.\d+)([eE]-?\d+)?", value):

@@ -12,6 +12,19 @@
 -- and only inside runs of three or more times closer than the gap to each other.
 -- Depends on: aie_events, aie_tiles.
 
+-- The kernel marks of every core tile: INSTR_EVENT_0 begins (starts) and INSTR_EVENT_1 ends.
+-- Columns:
+--   trace_id  trace of the tile
+--   pid       core tile process (aie_tiles)
+--   event_id  index of the event in the file
+--   ts        cycle of the mark
+--   is_start  true for a kernel start, false for an end
+CREATE OR REPLACE VIEW _aie_kernel_marks AS
+SELECT trace_id, pid, event_id, ts_cycles AS ts, name = 'INSTR_EVENT_0' AS is_start
+FROM aie_events
+WHERE trace_kind = 'core'
+  AND ((name = 'INSTR_EVENT_0' AND ph = 'B') OR (name = 'INSTR_EVENT_1' AND ph = 'E'));
+
 -- Per core tile: the raw kernel marks, the preliminary median duration and the duplicate gap.
 -- Columns:
 --   trace_id       trace of the tile
@@ -23,10 +36,7 @@
 --   min_gap        duplicate gap: max(1, floor(0.25 x prelim_median)) (cycles)
 CREATE OR REPLACE VIEW aie_kernel_gaps AS
 WITH marks AS (
-    SELECT trace_id, pid, event_id, ts_cycles AS ts, name = 'INSTR_EVENT_0' AS is_start
-    FROM aie_events
-    WHERE trace_kind = 'core'
-      AND ((name = 'INSTR_EVENT_0' AND ph = 'B') OR (name = 'INSTR_EVENT_1' AND ph = 'E'))
+    SELECT * FROM _aie_kernel_marks
 ), seq AS (
     SELECT *,
            sum(CASE WHEN is_start THEN 0 ELSE 1 END) OVER (
@@ -64,10 +74,9 @@ FROM per_core;
 --   ts        cycle of the mark
 CREATE OR REPLACE VIEW _aie_kept_marks AS
 WITH RECURSIVE marks AS (
-    SELECT e.trace_id, e.pid, e.event_id, e.ts_cycles AS ts, e.name = 'INSTR_EVENT_0' AS is_start, g.min_gap
-    FROM aie_events e
-    JOIN aie_kernel_gaps g ON g.trace_id = e.trace_id AND g.pid = e.pid
-    WHERE (e.name = 'INSTR_EVENT_0' AND e.ph = 'B') OR (e.name = 'INSTR_EVENT_1' AND e.ph = 'E')
+    SELECT m.*, g.min_gap
+    FROM _aie_kernel_marks m
+    JOIN aie_kernel_gaps g ON g.trace_id = m.trace_id AND g.pid = m.pid
 ), runs AS (
     SELECT *, sum(CASE WHEN gap IS NULL OR gap >= min_gap THEN 1 ELSE 0 END) OVER (
                PARTITION BY trace_id, pid, is_start ORDER BY ts, event_id ROWS UNBOUNDED PRECEDING) AS run

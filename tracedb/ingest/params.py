@@ -14,12 +14,13 @@ from pathlib import Path
 import duckdb
 
 from ..errors import TracedbError
+from ..reports import key_value
 
 # The keys the reports read, and the type each must have.
 KNOWN = {"M": int, "K": int, "N": int, "m": int, "k": int, "n": int, "rows": int, "cols": int,
          "warmup": int, "iterations": int, "clock_ghz": float, "peak_macs": int, "hwid": str}
 
-_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+_KEY = r"[A-Za-z_][A-Za-z0-9_.-]*"
 _RUN_DIR = re.compile(r"^(?P<hwid>.+)-gemm_(?P<M>\d+)_(?P<K>\d+)_(?P<N>\d+)-(?P<rows>\d+)_row_(?P<cols>\d+)_col$")
 _TRACE_FILE = re.compile(r"^trace_mm_(?P<M>\d+)_(?P<K>\d+)_(?P<N>\d+)\.json(\.gz)?$")
 
@@ -28,10 +29,7 @@ def parse_meta(items: list[str] | None) -> dict[str, str]:
     """KEY=VALUE strings to a dict; a malformed item or a known key of the wrong type is an error."""
     out: dict[str, str] = {}
     for item in items or []:
-        key, sep, value = item.partition("=")
-        key, value = key.strip(), value.strip()
-        if not sep or not _KEY.match(key) or not value:
-            raise TracedbError(f"--meta {item!r}: expected KEY=VALUE, e.g. --meta M=512")
+        key, value = key_value(item, "--meta", _KEY)
         kind = KNOWN.get(key)
         if kind is not None:
             try:
