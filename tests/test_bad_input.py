@@ -22,8 +22,8 @@ def loaded_db(tmp_path):
 
 
 def _bad_files(tmp_path):
-    csv = tmp_path / "kernel_details.json"
-    csv.write_text("Step Id,Name,Type,Start Time(us),Duration(us)\n1,MatMul,MatMulV2,1.0,2.0\n")
+    csv = tmp_path / "other_tool.json"  # a CSV, but not an Ascend profiler one (no Type, no Duration(us))
+    csv.write_text("step,kernel,time\n1,MatMul,1.0\n")
     corrupt = tmp_path / "corrupt.json.gz"
     corrupt.write_bytes(b"\x1f\x8b\x08\x00" + b"\x00garbage-not-deflate" * 20)
     notjson = tmp_path / "notes.json"
@@ -41,7 +41,7 @@ def _bad_files(tmp_path):
     directory = tmp_path / "a_directory"
     directory.mkdir()
     return {
-        "csv given as json": (csv, "not JSON"),
+        "csv of another tool": (csv, "not JSON"),
         "corrupt gzip": (corrupt, "gzip"),
         "not json": (notjson, "not JSON"),
         "empty file": (empty, "empty"),
@@ -54,7 +54,7 @@ def _bad_files(tmp_path):
     }
 
 
-CASES = ["csv given as json", "corrupt gzip", "not json", "empty file", "whitespace only",
+CASES = ["csv of another tool", "corrupt gzip", "not json", "empty file", "whitespace only",
          "json that is not a trace", "array that is not a trace", "no complete event", "missing file", "directory"]
 
 

@@ -47,7 +47,8 @@ def _db_path(db: Optional[Path]) -> Path:
 
 @app.command()
 def load(
-    files: Annotated[List[Path], typer.Argument(help="Trace files (.json or .json.gz, plain or gzip).",
+    files: Annotated[List[Path], typer.Argument(help="Trace files: Chrome-trace JSON (plain or gzip), Ascend "
+                                                     "CSV, op_mapping.yaml.",
                                                 show_default=False)],
     db: DbOption = None,
     name: Annotated[Optional[str], typer.Option(
@@ -58,11 +59,16 @@ def load(
         "--meta", help="A parameter of the run the trace records, KEY=VALUE (repeatable), stored in "
                        "trace_params: M, K, N, rows, cols, warmup, iterations, clock_ghz, peak_macs, hwid "
                        "for AIE GEMM runs, or any key of your own.", show_default=False)] = None,
+    op_mapping: Annotated[Optional[Path], typer.Option(
+        "--op-mapping", help="A TensorCast op_mapping.yaml: loaded too, and recorded as the mapping of the "
+                             "traces loaded with it (tc-vs-prof uses it).", show_default=False)] = None,
     rules_file: RulesOption = None,
     fmt: FormatOption = Format.table,
 ) -> None:
-    """Load trace files, one transaction per file; print a summary of what was loaded. Kineto
-    (PyTorch profiler) and mlir-aie traces are told apart by their content."""
+    """Load trace files, one transaction per file; print a summary of what was loaded. The format
+    is told from the content: PyTorch-profiler (Kineto), mlir-aie, torch_npu trace_view.json and
+    TensorCast Chrome traces (.json, .json.gz), Ascend profiler CSVs (kernel_details.csv,
+    op_summary_*.csv, forward-pass CSVs) and op_mapping.yaml."""
     if name and len(files) > 1:
         raise TracedbError("--name applies to one file; load the files one at a time to name them")
     run_params = params.parse_meta(meta)
@@ -72,6 +78,14 @@ def load(
     try:
         if rules_file:
             _add_rules(con, rules_file)
+        if op_mapping:
+            try:
+                mapped = _load_with_progress(con, op_mapping, None, replace, {})
+            except TracedbError as exc:
+                raise TracedbError(f"--op-mapping: {exc}") from None
+            outcomes.append(mapped)
+            _report_outcome(mapped)
+            run_params = {**run_params, "op_mapping": mapped.name}
         for path in files:
             try:
                 outcome = _load_with_progress(con, path, name, replace, run_params)
@@ -225,9 +239,13 @@ def _default(param: reports.Param) -> str:
     return "all" if param.name in ("trace", "phase", "limit") else "from the trace, else the report's"
 
 
+# Report parameters with options of their own; any other is given as -p KEY=VALUE.
+NAMED_PARAMS = ("trace", "vs", "phase", "limit", "forward_passes", "mapping")
+
+
 def _flag(param: str) -> str:
     """How a report parameter is given on the command line."""
-    return f"--{param}" if param in ("trace", "vs", "phase", "limit") else f"-p {param}=..."
+    return "--" + param.replace("_", "-") if param in NAMED_PARAMS else f"-p {param}=..."
 
 
 @app.command("report")
@@ -244,6 +262,12 @@ def run_report(
                                                  show_default=False)] = None,
     section: Annotated[Optional[str], typer.Option(help="Only this table of a report that prints several.",
                                                    show_default=False)] = None,
+    forward_passes: Annotated[Optional[int], typer.Option(
+        "--forward-passes", help="tc-vs-prof: forward passes the profile holds (its time and kernels are "
+                                 "divided by it).", show_default=False)] = None,
+    mapping: Annotated[Optional[str], typer.Option(
+        "--mapping", help="tc-vs-prof: the op mapping to use (name or id of a loaded op_mapping.yaml).",
+        show_default=False)] = None,
     param: Annotated[Optional[List[str]], typer.Option(
         "--param", "-p", help="Any other parameter of the report, KEY=VALUE (repeatable), e.g. -p M=512 "
                               "for aie-summary (see: tracedb reports).", show_default=False)] = None,
@@ -256,10 +280,11 @@ def run_report(
     its tables titled with both traces (csv/json: plain rows)."""
     report = reports.get(name)
     given = reports.parse_params(param)
-    named = {"trace": trace, "vs": vs, "phase": phase, "limit": limit}
+    named = {"trace": trace, "vs": vs, "phase": phase, "limit": limit, "forward_passes": forward_passes,
+             "mapping": mapping}
     clash = [k for k in given if k in named]
     if clash:
-        raise TracedbError(f"--param {clash[0]}=...: use --{clash[0]} instead")
+        raise TracedbError(f"--param {clash[0]}=...: use {_flag(clash[0])} instead")
     values = reports.bind(report, {**named, **given})
     if section is not None and section not in [s.name for s in report.sections]:
         raise TracedbError(f"report {report.name} has no section {section!r} "

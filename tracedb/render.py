@@ -64,8 +64,8 @@ def display(column: str, value: Any, fmt: str | None = None) -> str:
             return str(value)
         if isinstance(value, float):
             return f"{value:,.3f}"
-        if isinstance(value, decimal.Decimal):
-            return f"{float(value):,.3f}"
+        if isinstance(value, decimal.Decimal):  # exact: shown to its own scale
+            return f"{value:,f}"
         return f"{value:,}"
     if isinstance(value, dt.datetime):
         return value.strftime("%Y-%m-%d %H:%M:%S")

@@ -220,7 +220,7 @@ def bind(report: Report, given: dict[str, Any]) -> dict[str, Any]:
     unknown = [k for k, v in given.items() if v is not None and k not in report.params]
     if unknown:
         hint = " (it reads one trace or all of them)" if unknown == ["vs"] else ""
-        raise TracedbError(f"report {report.name} takes no {', '.join('--' + u for u in unknown)}{hint} "
+        raise TracedbError(f"report {report.name} takes no {', '.join('--' + u.replace('_', '-') for u in unknown)}{hint} "
                            f"(parameters: {', '.join(report.params) or 'none'})")
     values = {name: p.default for name, p in report.params.items()}
     values.update({k: v for k, v in given.items() if v is not None})
@@ -253,6 +253,8 @@ def run(con: duckdb.DuckDBPyConnection, report: Report, values: dict[str, Any]) 
         try:
             cur = con.execute(section.sql, db.used_params(section.sql, values))
         except duckdb.Error as exc:
-            raise TracedbError(f"report {report.name}: {' '.join(str(exc).split())}") from None
+            # error() in a report's SQL raises Invalid Input: its message is meant for the user as is
+            message = " ".join(str(exc).split()).removeprefix("Invalid Input Error: ")
+            raise TracedbError(f"report {report.name}: {message}") from None
         out.append((section, [d[0] for d in cur.description], cur.fetchall()))
     return out

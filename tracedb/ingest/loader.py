@@ -1,12 +1,17 @@
-"""Loading one trace file into the database: one transaction per file, idempotent by content.
+"""Loading one input file into the database: one transaction per file, idempotent by content.
 
-The events are staged first, in bulk by DuckDB's JSON reader when the file is well-formed
-(tracedb.ingest.bulk), otherwise by the streaming reader (tracedb.ingest.chrome), which keeps every
-complete event of a broken file; one set of statements then types the staged events into the event
-tables (sql/ingest/chrome_split.sql); an mlir-aie trace (AMD AIE) then gets its tiles and spans
-(sql/ingest/aie_finish.sql). A file that fails part way, or a Ctrl-C, rolls the
-transaction back: the database is exactly as it was. Identical content (same SHA-256) is skipped
-unless replace is asked for.
+The file's kind is told from its content (tracedb.ingest.detect). A Chrome trace is staged first,
+in bulk by DuckDB's JSON reader when the file is well-formed (tracedb.ingest.bulk), otherwise by
+the streaming reader (tracedb.ingest.chrome), which keeps every complete event of a broken file;
+one set of statements then types the staged events into the event tables
+(sql/ingest/chrome_split.sql), and the finer kinds are recognised from what they hold: an
+mlir-aie trace gets its tiles and spans (sql/ingest/aie_finish.sql), a torch_npu trace its
+Ascend device tasks as kernels (sql/ingest/ascend_finish.sql), a TensorCast trace its parsed
+sub-kernel durations (sql/ingest/tensorcast_finish.sql, tracedb.ingest.tensorcast). An Ascend
+profiler CSV is staged by tracedb.ingest.ascend_csv and typed by sql/ingest/ascend_csv.sql; an
+op_mapping.yaml is read by tracedb.ingest.op_mapping. A file that fails part way, or a Ctrl-C,
+rolls the transaction back: the database is exactly as it was. Identical content (same SHA-256)
+is skipped unless replace is asked for.
 """
 
 from __future__ import annotations
@@ -21,13 +26,14 @@ from .. import __version__, facts
 from ..db import run_file
 from ..errors import TracedbError
 from ..jsontext import dumps as json_text
-from . import params
+from . import ascend_csv, op_mapping, params, tensorcast
 from .bulk import NotBulk, ProgressFn, RawEvents, discard_bulk, drop_staging, read_raw, type_bulk
 from .chrome import ChromeResult, read_chrome_trace, require_c_backend
+from .detect import ASCEND_CSV, CHROME, OP_MAPPING, input_kind
 from .source import TraceStream, check_file, sha256_of
 from .writer import BatchWriter
 
-_TRACE_SUFFIXES = (".gz", ".json", ".trace", ".pt")
+_TRACE_SUFFIXES = (".gz", ".json", ".trace", ".pt", ".csv", ".yaml", ".yml")
 
 
 def default_name(path: Path) -> str:
@@ -64,7 +70,9 @@ def load_file(con: duckdb.DuckDBPyConnection, path: str | Path, *, name: str | N
               meta: dict[str, str] | None = None) -> LoadOutcome:
     path = Path(path)
     size = check_file(path)
-    require_c_backend()
+    kind = input_kind(path)
+    if kind == CHROME:
+        require_c_backend()
     name = name or default_name(path)
     digest = sha256_of(path)
 
@@ -80,25 +88,33 @@ def load_file(con: duckdb.DuckDBPyConnection, path: str | Path, *, name: str | N
     try:
         # Staging runs outside the transaction, where DuckDB spills staged rows to disk freely and
         # where a DuckDB error (the bulk reader meeting a broken file) does not abort the load.
-        run_file(con, "ingest/chrome_stage.sql")
-        try:
-            raw, streamed = read_raw(con, path, progress), None
-        except NotBulk:
-            raw, streamed = None, _stream_events(con, path, progress)
+        staged = _stage(con, kind, path, progress)
         # Row order within the event tables carries no meaning (event_id does): letting DuckDB
         # write them in any order makes the split faster.
         con.execute("SET preserve_insertion_order = false")
-        outcome = _load_in_transaction(con, path, name, digest, size, clash, raw, streamed, progress, started,
-                                       meta)
+        outcome = _load_in_transaction(con, kind, path, name, digest, size, clash, staged, progress, started, meta)
     finally:
         con.execute("RESET preserve_insertion_order")
         drop_staging(con)
     return outcome
 
 
-def _load_in_transaction(con: duckdb.DuckDBPyConnection, path: Path, name: str, digest: str, size: int,
-                         clash, raw: RawEvents | None, streamed: ChromeResult | None,
-                         progress: ProgressFn | None, started: float, meta: dict[str, str] | None) -> LoadOutcome:
+def _stage(con: duckdb.DuckDBPyConnection, kind: str, path: Path, progress: ProgressFn | None):
+    """What the transaction types: staged rows in temporary tables, or the parsed mapping."""
+    if kind == OP_MAPPING:
+        return op_mapping.read(path)
+    if kind == ASCEND_CSV:
+        return ascend_csv.stage(con, path, progress)
+    run_file(con, "ingest/chrome_stage.sql")
+    try:
+        return read_raw(con, path, progress)
+    except NotBulk:
+        return _stream_events(con, path, progress)
+
+
+def _load_in_transaction(con: duckdb.DuckDBPyConnection, kind: str, path: Path, name: str, digest: str,
+                         size: int, clash, staged, progress: ProgressFn | None, started: float,
+                         meta: dict[str, str] | None) -> LoadOutcome:
     con.execute("BEGIN TRANSACTION")
     try:
         if clash:
@@ -108,11 +124,24 @@ def _load_in_transaction(con: duckdb.DuckDBPyConnection, path: Path, name: str, 
             "INSERT INTO traces (trace_id, name, source_path, sha256, file_bytes, format, tracedb_version) "
             "VALUES (?, ?, ?, ?, ?, 'kineto', ?)",
             [trace_id, name, str(path.resolve()), digest, size, __version__])
-        result = streamed or _type_bulk(con, path, raw, progress)
-        run_file(con, "ingest/chrome_split.sql", {"trace_id": trace_id})
-        _store_metadata(con, trace_id, result)
-        run_file(con, "ingest/chrome_finish.sql", {"trace_id": trace_id})
-        run_file(con, "ingest/aie_finish.sql", {"trace_id": trace_id})  # nothing unless AIE tiles
+        if kind == OP_MAPPING:
+            result = staged
+            op_mapping.store(con, trace_id, result)
+            _store_metadata(con, trace_id, result)
+        elif kind == ASCEND_CSV:
+            result = staged
+            run_file(con, "ingest/ascend_csv.sql", {"trace_id": trace_id, "format": result.format})
+            _store_metadata(con, trace_id, result)
+        else:
+            result = staged if isinstance(staged, ChromeResult) else _type_bulk(con, path, staged, progress)
+            run_file(con, "ingest/chrome_split.sql", {"trace_id": trace_id})
+            _store_metadata(con, trace_id, result)
+            run_file(con, "ingest/chrome_finish.sql", {"trace_id": trace_id})
+            # Each recognises its kind from the typed events and leaves any other trace as it is.
+            run_file(con, "ingest/aie_finish.sql", {"trace_id": trace_id})
+            run_file(con, "ingest/ascend_finish.sql", {"trace_id": trace_id})
+            run_file(con, "ingest/tensorcast_finish.sql", {"trace_id": trace_id})
+            tensorcast.store_sub_kernels(con, trace_id)
         params.store(con, trace_id, path, meta)
         facts.derive(con, trace_id)  # operations, phases, stacks, layers: stored with the trace
         seconds = time.perf_counter() - started
@@ -156,7 +185,8 @@ def _stream_events(con: duckdb.DuckDBPyConnection, path: Path, progress: Progres
     return result
 
 
-def _store_metadata(con: duckdb.DuckDBPyConnection, trace_id: int, result: ChromeResult) -> None:
+def _store_metadata(con: duckdb.DuckDBPyConnection, trace_id: int, result) -> None:
+    """The file's top-level keys other than its events (result.metadata: (key, value) pairs)."""
     rows = [(trace_id, i, key, json_text(value)) for i, (key, value) in enumerate(result.metadata)]
     if rows:
         con.executemany("INSERT INTO trace_metadata VALUES (?, ?, ?, ?)", rows)

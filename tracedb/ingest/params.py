@@ -18,7 +18,8 @@ from ..reports import key_value
 
 # The keys the reports read, and the type each must have.
 KNOWN = {"M": int, "K": int, "N": int, "m": int, "k": int, "n": int, "rows": int, "cols": int,
-         "warmup": int, "iterations": int, "clock_ghz": float, "peak_macs": int, "hwid": str}
+         "warmup": int, "iterations": int, "clock_ghz": float, "peak_macs": int, "hwid": str,
+         "forward_passes": int, "op_mapping": str}
 
 _KEY = r"[A-Za-z_][A-Za-z0-9_.-]*"
 _RUN_DIR = re.compile(r"^(?P<hwid>.+)-gemm_(?P<M>\d+)_(?P<K>\d+)_(?P<N>\d+)-(?P<rows>\d+)_row_(?P<cols>\d+)_col$")

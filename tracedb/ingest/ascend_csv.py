@@ -1,0 +1,185 @@
+"""Streaming reader of Huawei Ascend profiler CSVs: torch_npu kernel_details.csv, msprof
+op_summary_*.csv and the single-forward-pass CSVs TensorCast keeps.
+
+The format is told from the header. Each record becomes one staging row: its exact start,
+duration and wait in integer nanoseconds (the CSVs write epoch microseconds with three decimals,
+quoted and often with a trailing tab, which a double cannot hold to the nanosecond) and every cell
+as written, keyed by its header, as JSON text. sql/ingest/ascend_csv.sql then types the rows into
+kernels and ascend_kernels. A record that cannot be a kernel (wrong number of cells, a duration
+that is not a number) goes to rejected_events with the reason; a file that breaks off keeps every
+record before the break and is flagged incomplete. Memory is one batch, whatever the file size.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass, field
+
+import duckdb
+import orjson
+import pyarrow as pa
+
+from ..errors import BadTraceFile
+from .chrome import RejectedEvent, to_ns
+from .source import TraceStream
+
+BATCH_ROWS = 20_000
+FIELD_LIMIT = 64 << 20  # bytes in one cell (shape lists of large fused ops are long)
+MISSING = ("", "N/A", "NA", "null", "None")
+
+# The columns that name the same thing in each layout, first match wins.
+START = ("Start Time(us)", "Task Start Time(us)")
+DURATION = ("Duration(us)", "Task Duration(us)")
+WAIT = ("Wait Time(us)", "Task Wait Time(us)")
+TYPE = ("Type", "OP Type")
+
+STAGING_SCHEMA = pa.schema([("event_id", pa.int64()), ("ts_ns", pa.int64()), ("dur_ns", pa.int64()),
+                            ("wait_ns", pa.int64()), ("cells", pa.string())])
+REJECTED_SCHEMA = pa.schema([("event_id", pa.int64()), ("reason", pa.string()), ("raw", pa.string())])
+
+
+@dataclass
+class CsvResult:
+    format: str
+    event_count: int = 0
+    complete: bool = True
+    problem: str | None = None
+    metadata: list[tuple[str, object]] = field(default_factory=list)
+
+
+def csv_format(header: list[str]) -> str | None:
+    """The layout a header names, or None when it is not an Ascend kernel CSV."""
+    names = set(header)
+    if not names & set(DURATION) or not names & (set(TYPE) | {"Name", "Op Name"}):
+        return None
+    if "Op Name" in names or "Task Start Time(us)" in names:
+        return "ascend-op-summary"
+    if "Name" in names:
+        return "ascend-kernel-details"
+    return "ascend-forward-pass"
+
+
+def looks_like_csv(head: bytes) -> bool:
+    """True when the first line of the decompressed file is a header an Ascend CSV would have."""
+    line = head.lstrip(b"\xef\xbb\xbf").split(b"\n", 1)[0].decode("utf-8", "replace")
+    try:
+        header = next(csv.reader([line]))
+    except (csv.Error, StopIteration):
+        return False
+    return csv_format([h.strip() for h in header]) is not None
+
+
+def _column(header: list[str], choices: tuple[str, ...]) -> int | None:
+    for name in choices:
+        if name in header:
+            return header.index(name)
+    return None
+
+
+def _time(cells: list[str], index: int | None, label: str) -> int | None:
+    if index is None:
+        return None
+    text = cells[index].strip()
+    if text in MISSING:
+        return None
+    return to_ns(text, label)
+
+
+def stage(con: duckdb.DuckDBPyConnection, path, progress=None) -> CsvResult:
+    """Read the CSV at path into the temporary tables _csv_rows and _staging_rejected."""
+    con.execute("CREATE OR REPLACE TEMP TABLE _csv_rows "
+                "(event_id BIGINT, ts_ns BIGINT, dur_ns BIGINT, wait_ns BIGINT, cells VARCHAR)")
+    con.execute("CREATE OR REPLACE TEMP TABLE _staging_rejected (event_id BIGINT, reason VARCHAR, raw VARCHAR)")
+    csv.field_size_limit(FIELD_LIMIT)
+    stream = TraceStream(path)
+    text = io.TextIOWrapper(io.BufferedReader(stream, 1 << 20), encoding="utf-8-sig", newline="")
+    try:
+        return _read(con, path, stream, text, progress)
+    finally:
+        text.close()
+
+
+def _read(con, path, stream: TraceStream, text, progress) -> CsvResult:
+    reader = csv.reader(text)
+    try:
+        header = [h.strip() for h in next(reader)]
+    except StopIteration:
+        raise BadTraceFile(path, "empty CSV (no header)") from None
+    except (csv.Error, UnicodeDecodeError) as exc:
+        raise BadTraceFile(path, f"unreadable CSV header: {exc}") from None
+    fmt = csv_format(header)
+    if fmt is None:
+        raise BadTraceFile(path, "not an Ascend profiler CSV: the header needs a Type or OP Type (or Name) column "
+                                 f"and Duration(us) (header starts {','.join(header[:6])!r})")
+    dupes = sorted({h for h in header if header.count(h) > 1})
+    if dupes:
+        raise BadTraceFile(path, f"CSV header repeats the column {dupes[0]!r}")
+    start, duration, wait = _column(header, START), _column(header, DURATION), _column(header, WAIT)
+    result = CsvResult(fmt, metadata=[("header", header)])
+    batch = _Batch()
+    index = -1
+    try:
+        for cells in reader:
+            if not cells:  # a blank line holds no record
+                continue
+            index += 1
+            if len(cells) != len(header):
+                batch.reject(index, f"{len(cells)} cells where the header has {len(header)}",
+                             orjson.dumps(cells).decode())
+            else:
+                try:
+                    dur_ns = _time(cells, duration, header[duration])
+                    if dur_ns is None:
+                        raise RejectedEvent(f"{header[duration]} is empty")
+                    if dur_ns < 0:
+                        raise RejectedEvent(f"{header[duration]} is negative ({cells[duration].strip()})")
+                    batch.add(index, _time(cells, start, header[start] if start is not None else ""), dur_ns,
+                              _time(cells, wait, header[wait] if wait is not None else ""),
+                              orjson.dumps(dict(zip(header, cells))).decode())
+                except RejectedEvent as exc:
+                    batch.reject(index, str(exc), orjson.dumps(dict(zip(header, cells))).decode())
+            if len(batch) >= BATCH_ROWS:
+                batch.write(con)
+                if progress:
+                    progress(stream.disk.bytes_read, index + 1)
+    except (csv.Error, UnicodeDecodeError) as exc:
+        result.complete = False
+        result.problem = f"after record {index}: {exc}"
+    if stream.read_error:
+        result.complete = False
+        result.problem = f"after record {index}: {stream.read_error}"
+    batch.write(con)
+    result.event_count = index + 1
+    if progress:
+        progress(stream.disk.bytes_read, result.event_count)
+    return result
+
+
+class _Batch:
+    def __init__(self) -> None:
+        self.rows: dict[str, list] = {n: [] for n in STAGING_SCHEMA.names}
+        self.rejected: dict[str, list] = {n: [] for n in REJECTED_SCHEMA.names}
+
+    def __len__(self) -> int:
+        return len(self.rows["event_id"]) + len(self.rejected["event_id"])
+
+    def add(self, index: int, ts_ns, dur_ns, wait_ns, cells: str) -> None:
+        for key, value in zip(STAGING_SCHEMA.names, (index, ts_ns, dur_ns, wait_ns, cells)):
+            self.rows[key].append(value)
+
+    def reject(self, index: int, reason: str, raw: str) -> None:
+        for key, value in zip(REJECTED_SCHEMA.names, (index, reason, raw)):
+            self.rejected[key].append(value)
+
+    def write(self, con: duckdb.DuckDBPyConnection) -> None:
+        for table, cols, schema in (("_csv_rows", self.rows, STAGING_SCHEMA),
+                                    ("_staging_rejected", self.rejected, REJECTED_SCHEMA)):
+            if cols["event_id"]:
+                batch = pa.table(cols, schema=schema)
+                con.register("_arrow_batch", batch)
+                try:
+                    con.execute(f"INSERT INTO {table} SELECT * FROM _arrow_batch")
+                finally:
+                    con.unregister("_arrow_batch")
+        self.__init__()
