@@ -83,7 +83,7 @@ def test_fixture_phases_and_graph_replay(ro):
 
 def test_reports_are_listed():
     assert sorted(reports.available()) == sorted(REPORTS + COMPARISONS + AIE + TENSORCAST)
-    assert sorted(r.name for r in reports.available().values() if r.compares) == COMPARISONS
+    assert sorted(r.name for r in reports.available().values() if r.compares) == COMPARISONS + TENSORCAST
     proc = run_cli("reports", "--format", "json", check=True)
     assert sorted(r["report"] for r in json.loads(proc.stdout)) == sorted(REPORTS + COMPARISONS + AIE + TENSORCAST)
 

@@ -11,63 +11,48 @@
 --   dur_ns    exact duration in integer nanoseconds
 --   wait_ns   exact wait time in integer nanoseconds (NULL when none)
 --   cells     every cell as written, keyed by its header, as JSON text
+--   pmu       the cells of the other columns (PMU counters; tracedb.ingest.ascend_csv.TYPED_HEADERS
+--             names the typed ones) as numbers, NULL for N/A, as JSON text; NULL when there are none
 
--- A cell by header name, NULL when the file has no such column or writes N/A (or nothing).
-CREATE OR REPLACE TEMP MACRO _cell(cells, header) AS
-    CASE WHEN trim(json_extract_string(cells, '$."' || header || '"')) NOT IN ('', 'N/A', 'NA', 'null', 'None')
-         THEN trim(json_extract_string(cells, '$."' || header || '"')) END;
+-- A cell's text, NULL when the file writes N/A (or nothing).
+CREATE OR REPLACE TEMP MACRO _cell(text) AS
+    CASE WHEN trim(text) NOT IN ('', 'N/A', 'NA', 'null', 'None') THEN trim(text) END;
 
 -- Shapes written as """81920,4096;8192,512""" reach us with their inner quotes: drop them.
-CREATE OR REPLACE TEMP MACRO _shape(text) AS nullif(trim(text, '"'), '');
+CREATE OR REPLACE TEMP MACRO _shape(text) AS nullif(trim(_cell(text), '"'), '');
 
--- The headers typed into their own columns; the others are kept as numbers in pmu.
-CREATE OR REPLACE TEMP MACRO _typed_headers() AS [
-    'Step Id', 'Model ID', 'Model Name', 'Infer ID', 'Task ID', 'Stream ID', 'Device_id', 'Name', 'Op Name',
-    'Type', 'OP Type', 'OP State', 'Accelerator Core', 'Task Type', 'Start Time(us)', 'Task Start Time(us)',
-    'Duration(us)', 'Task Duration(us)', 'Wait Time(us)', 'Task Wait Time(us)', 'Block Dim', 'Mix Block Dim',
-    'HF32 Eligible', 'Input Shapes', 'Input Data Types', 'Input Formats', 'Output Shapes', 'Output Data Types',
-    'Output Formats', 'Context ID'];
-
+-- Each record's cells parsed once, by header (a header the file lacks reads NULL).
 CREATE OR REPLACE TEMP TABLE _csv_typed AS
-SELECT event_id, ts_ns, dur_ns, wait_ns, cells::JSON AS cells,
-       coalesce(_cell(cells, 'Name'), _cell(cells, 'Op Name'), _cell(cells, 'Type'), _cell(cells, 'OP Type')) AS name,
+SELECT event_id, ts_ns, dur_ns, wait_ns, cells, pmu, c,
+       coalesce(_cell(c."Name"), _cell(c."Op Name"), _cell(c."Type"), _cell(c."OP Type")) AS name,
        -- Type keeps its text ('' when empty) so that an empty Type stays told apart from no Type column
-       coalesce(trim(json_extract_string(cells, '$."Type"')), trim(json_extract_string(cells, '$."OP Type"')))
-           AS op_type,
-       TRY_CAST(_cell(cells, 'Stream ID') AS BIGINT) AS stream_id,
-       TRY_CAST(_cell(cells, 'Device_id') AS BIGINT) AS device_id
-FROM _csv_rows;
+       trim(coalesce(c."Type", c."OP Type")) AS op_type,
+       TRY_CAST(_cell(c."Stream ID") AS BIGINT) AS stream_id,
+       TRY_CAST(_cell(c."Device_id") AS BIGINT) AS device_id
+FROM (
+    SELECT *, json_transform(cells, '{"Name": "VARCHAR", "Op Name": "VARCHAR", "Type": "VARCHAR",
+        "OP Type": "VARCHAR", "OP State": "VARCHAR", "Accelerator Core": "VARCHAR", "Task Type": "VARCHAR",
+        "Task ID": "VARCHAR", "Stream ID": "VARCHAR", "Model ID": "VARCHAR", "Step Id": "VARCHAR",
+        "Device_id": "VARCHAR", "Context ID": "VARCHAR", "Block Dim": "VARCHAR", "Mix Block Dim": "VARCHAR",
+        "HF32 Eligible": "VARCHAR", "Input Shapes": "VARCHAR", "Input Data Types": "VARCHAR",
+        "Input Formats": "VARCHAR", "Output Shapes": "VARCHAR", "Output Data Types": "VARCHAR",
+        "Output Formats": "VARCHAR"}') AS c
+    FROM _csv_rows
+);
 
 INSERT INTO kernels (trace_id, kernel_id, name, ts_ns, dur_ns, pid, tid, stream, device, args)
-SELECT $trace_id, event_id, name, ts_ns, dur_ns, device_id::VARCHAR, stream_id::VARCHAR, stream_id, device_id, cells
+SELECT $trace_id, event_id, name, ts_ns, dur_ns, device_id::VARCHAR, stream_id::VARCHAR, stream_id, device_id,
+       cells::JSON
 FROM _csv_typed;
 
 INSERT INTO ascend_kernels
-SELECT $trace_id, event_id, op_type,
-       _cell(cells, 'OP State'),
-       coalesce(_cell(cells, 'Accelerator Core'), _cell(cells, 'Task Type')),
-       NULL,
-       TRY_CAST(_cell(cells, 'Task ID') AS BIGINT),
-       stream_id,
-       TRY_CAST(_cell(cells, 'Model ID') AS BIGINT),
-       TRY_CAST(_cell(cells, 'Step Id') AS BIGINT),
-       device_id,
-       TRY_CAST(_cell(cells, 'Context ID') AS BIGINT),
-       TRY_CAST(_cell(cells, 'Block Dim') AS INTEGER),
-       TRY_CAST(_cell(cells, 'Mix Block Dim') AS INTEGER),
-       wait_ns,
-       _cell(cells, 'HF32 Eligible'),
-       _shape(_cell(cells, 'Input Shapes')),
-       _cell(cells, 'Input Data Types'),
-       _cell(cells, 'Input Formats'),
-       _shape(_cell(cells, 'Output Shapes')),
-       _cell(cells, 'Output Data Types'),
-       _cell(cells, 'Output Formats'),
-       CASE WHEN len(pmu_keys) > 0 THEN
-           to_json(map_from_entries(list_transform(pmu_keys, lambda k: {'key': k, 'value': TRY_CAST(_cell(cells, k) AS DOUBLE)})))
-       END
-FROM (SELECT *, list_filter(json_keys(cells), lambda k: NOT list_contains(_typed_headers(), k)) AS pmu_keys
-      FROM _csv_typed);
+SELECT $trace_id, event_id, op_type, _cell(c."OP State"), coalesce(_cell(c."Accelerator Core"), _cell(c."Task Type")),
+       NULL, TRY_CAST(_cell(c."Task ID") AS BIGINT), stream_id, TRY_CAST(_cell(c."Model ID") AS BIGINT),
+       TRY_CAST(_cell(c."Step Id") AS BIGINT), device_id, TRY_CAST(_cell(c."Context ID") AS BIGINT),
+       TRY_CAST(_cell(c."Block Dim") AS INTEGER), TRY_CAST(_cell(c."Mix Block Dim") AS INTEGER), wait_ns,
+       _cell(c."HF32 Eligible"), _shape(c."Input Shapes"), _cell(c."Input Data Types"), _cell(c."Input Formats"),
+       _shape(c."Output Shapes"), _cell(c."Output Data Types"), _cell(c."Output Formats"), pmu::JSON
+FROM _csv_typed;
 
 INSERT INTO rejected_events SELECT $trace_id, event_id, reason, raw FROM _staging_rejected;
 

@@ -34,8 +34,17 @@ DURATION = ("Duration(us)", "Task Duration(us)")
 WAIT = ("Wait Time(us)", "Task Wait Time(us)")
 TYPE = ("Type", "OP Type")
 
+# The headers sql/ingest/ascend_csv.sql types into columns of their own; every other column (the
+# PMU counters) is also staged as a number, in pmu.
+TYPED_HEADERS = frozenset([
+    "Step Id", "Model ID", "Model Name", "Infer ID", "Task ID", "Stream ID", "Device_id", "Name", "Op Name", "Type",
+    "OP Type", "OP State", "Accelerator Core", "Task Type", "Start Time(us)", "Task Start Time(us)", "Duration(us)",
+    "Task Duration(us)", "Wait Time(us)", "Task Wait Time(us)", "Block Dim", "Mix Block Dim", "HF32 Eligible",
+    "Input Shapes", "Input Data Types", "Input Formats", "Output Shapes", "Output Data Types", "Output Formats",
+    "Context ID"])
+
 STAGING_SCHEMA = pa.schema([("event_id", pa.int64()), ("ts_ns", pa.int64()), ("dur_ns", pa.int64()),
-                            ("wait_ns", pa.int64()), ("cells", pa.string())])
+                            ("wait_ns", pa.int64()), ("cells", pa.string()), ("pmu", pa.string())])
 REJECTED_SCHEMA = pa.schema([("event_id", pa.int64()), ("reason", pa.string()), ("raw", pa.string())])
 
 
@@ -77,6 +86,14 @@ def _column(header: list[str], choices: tuple[str, ...]) -> int | None:
     return None
 
 
+def _number(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if value == value and abs(value) != float("inf") else None
+
+
 def _time(cells: list[str], index: int | None, label: str) -> int | None:
     if index is None:
         return None
@@ -89,7 +106,7 @@ def _time(cells: list[str], index: int | None, label: str) -> int | None:
 def stage(con: duckdb.DuckDBPyConnection, path, progress=None) -> CsvResult:
     """Read the CSV at path into the temporary tables _csv_rows and _staging_rejected."""
     con.execute("CREATE OR REPLACE TEMP TABLE _csv_rows "
-                "(event_id BIGINT, ts_ns BIGINT, dur_ns BIGINT, wait_ns BIGINT, cells VARCHAR)")
+                "(event_id BIGINT, ts_ns BIGINT, dur_ns BIGINT, wait_ns BIGINT, cells VARCHAR, pmu VARCHAR)")
     con.execute("CREATE OR REPLACE TEMP TABLE _staging_rejected (event_id BIGINT, reason VARCHAR, raw VARCHAR)")
     csv.field_size_limit(FIELD_LIMIT)
     stream = TraceStream(path)
@@ -116,6 +133,7 @@ def _read(con, path, stream: TraceStream, text, progress) -> CsvResult:
     if dupes:
         raise BadTraceFile(path, f"CSV header repeats the column {dupes[0]!r}")
     start, duration, wait = _column(header, START), _column(header, DURATION), _column(header, WAIT)
+    counters = [(i, h) for i, h in enumerate(header) if h not in TYPED_HEADERS]
     result = CsvResult(fmt, metadata=[("header", header)])
     batch = _Batch()
     index = -1
@@ -134,9 +152,10 @@ def _read(con, path, stream: TraceStream, text, progress) -> CsvResult:
                         raise RejectedEvent(f"{header[duration]} is empty")
                     if dur_ns < 0:
                         raise RejectedEvent(f"{header[duration]} is negative ({cells[duration].strip()})")
+                    pmu = orjson.dumps({h: _number(cells[i]) for i, h in counters}).decode() if counters else None
                     batch.add(index, _time(cells, start, header[start] if start is not None else ""), dur_ns,
                               _time(cells, wait, header[wait] if wait is not None else ""),
-                              orjson.dumps(dict(zip(header, cells))).decode())
+                              orjson.dumps(dict(zip(header, cells))).decode(), pmu)
                 except RejectedEvent as exc:
                     batch.reject(index, str(exc), orjson.dumps(dict(zip(header, cells))).decode())
             if len(batch) >= BATCH_ROWS:
@@ -164,8 +183,8 @@ class _Batch:
     def __len__(self) -> int:
         return len(self.rows["event_id"]) + len(self.rejected["event_id"])
 
-    def add(self, index: int, ts_ns, dur_ns, wait_ns, cells: str) -> None:
-        for key, value in zip(STAGING_SCHEMA.names, (index, ts_ns, dur_ns, wait_ns, cells)):
+    def add(self, index: int, ts_ns, dur_ns, wait_ns, cells: str, pmu: str | None) -> None:
+        for key, value in zip(STAGING_SCHEMA.names, (index, ts_ns, dur_ns, wait_ns, cells, pmu)):
             self.rows[key].append(value)
 
     def reject(self, index: int, reason: str, raw: str) -> None:

@@ -263,9 +263,19 @@ class _Feeder(threading.Thread):
                 if capture.events_end < pending_at:
                     raise ValueError("more metadata after the traceEvents list than the feeder holds back")
                 del pending[capture.events_end + 1 - pending_at:]
+            elif not _ends_with_bracket(pending):
+                # DuckDB would take "[{...}, " for a whole array: a cut file must go to the streaming reader
+                raise ValueError("the event array does not end with ]")
             self._emit(pending, opened, closed=True)
         finally:
             stream.close()
+
+
+def _ends_with_bracket(data: bytearray) -> bool:
+    end = len(data)
+    while end and data[end - 1] in b" \t\r\n":
+        end -= 1
+    return end > 0 and data[end - 1] == ord("]")
 
 
 def _last_boundary(boundary: re.Pattern, data: bytearray, before: int) -> int | None:

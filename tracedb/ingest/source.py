@@ -83,6 +83,7 @@ class TraceStream(io.RawIOBase):
         self.offset = 0
         self.observer = None
         self.read_error: str | None = None
+        self._spill = b""  # bytes read but not yet handed out by readinto
 
     def readable(self) -> bool:
         return True
@@ -127,9 +128,13 @@ class TraceStream(io.RawIOBase):
         self.read_error = f"{problem} at byte {self.offset} of the JSON text"
 
     def readinto(self, buffer) -> int:
-        data = self.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
+        # read() may return more than asked (a gzip block inflates to any size): keep the rest
+        view = memoryview(buffer).cast("B")
+        data = self._spill or self.read(len(view))
+        n = min(len(view), len(data))
+        view[:n] = data[:n]
+        self._spill = data[n:]
+        return n
 
     def peek_start(self, n: int = 4096) -> bytes:
         """The first n decompressed bytes, read through a separate handle."""
