@@ -52,6 +52,31 @@ def test_kernel_details_fixture(con):
                    "MatMulV2": "Dense GEMM", "MatMulV3": "Dense GEMM"}
 
 
+def _rows(con, trace_id):
+    return [con.execute(f"SELECT * EXCLUDE (trace_id) FROM {t} WHERE trace_id = ? ORDER BY kernel_id",
+                        [trace_id]).fetchall() for t in ("kernels", "ascend_kernels", "kernel_facts")]
+
+
+def test_both_readers_give_the_same_rows(con, monkeypatch, tmp_path):
+    from tracedb.ingest import ascend_csv
+
+    bulk = load(con, KERNEL_DETAILS)
+    copy = tmp_path / "kernel_details_copy.csv"
+    copy.write_bytes(KERNEL_DETAILS.read_bytes() + b"\n")  # other bytes, same records
+    monkeypatch.setattr(ascend_csv, "_stage_bulk", lambda *args: None)
+    streamed = load(con, copy)
+    assert bulk.events == streamed.events == 29
+    assert _rows(con, bulk.trace_id) == _rows(con, streamed.trace_id)
+
+
+def test_sub_nanosecond_digits_take_the_exact_path(con, tmp_path):
+    path = write_csv(tmp_path / "kernel_details.csv", "Name,Type,Duration(us),Start Time(us)",
+                     ["a,Add,1.0005,10.0000005", "b,Add,1.0015,11.5"])
+    load(con, path)
+    assert con.execute("SELECT ts_ns, dur_ns FROM kernels ORDER BY kernel_id").fetchall() == [
+        (10_000, 1_000), (11_500, 1_002)]  # half to even
+
+
 def write_csv(path, header, rows, bom=True, gz=False):
     text = ("\ufeff" if bom else "") + header + "\n" + "".join(r + "\n" for r in rows)
     if gz:

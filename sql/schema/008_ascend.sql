@@ -121,3 +121,7 @@ CREATE TABLE tc_sub_kernels (
     kernel_type VARCHAR,
     dur_ns      BIGINT
 );
+
+-- The formats and platforms traces may now have.
+COMMENT ON COLUMN traces.format IS 'input format: kineto, mlir-aie, torch_npu (trace_view.json), tensorcast, ascend-kernel-details, ascend-op-summary, ascend-forward-pass or op-mapping';
+COMMENT ON COLUMN traces.platform IS 'NVIDIA, AMD, Ascend, AIE, model (a performance-model trace), CPU or unknown';

@@ -1,13 +1,18 @@
-"""Streaming reader of Huawei Ascend profiler CSVs: torch_npu kernel_details.csv, msprof
-op_summary_*.csv and the single-forward-pass CSVs TensorCast keeps.
+"""Reading Huawei Ascend profiler CSVs: torch_npu kernel_details.csv, msprof op_summary_*.csv and
+the single-forward-pass CSVs TensorCast keeps.
 
-The format is told from the header. Each record becomes one staging row: its exact start,
-duration and wait in integer nanoseconds (the CSVs write epoch microseconds with three decimals,
-quoted and often with a trailing tab, which a double cannot hold to the nanosecond) and every cell
-as written, keyed by its header, as JSON text. sql/ingest/ascend_csv.sql then types the rows into
-kernels and ascend_kernels. A record that cannot be a kernel (wrong number of cells, a duration
-that is not a number) goes to rejected_events with the reason; a file that breaks off keeps every
-record before the break and is flagged incomplete. Memory is one batch, whatever the file size.
+The format is told from the header. Each record becomes one kernel: its exact start, duration and
+wait in integer nanoseconds (the CSVs write epoch microseconds with three decimals, quoted and
+often with a trailing tab, which a double cannot hold to the nanosecond), every cell as written,
+keyed by its header, and the PMU counters as numbers; sql/ingest/ascend_csv.sql then types them
+into kernels and ascend_kernels. Two readers stage the records, outside the load's transaction:
+
+- DuckDB's CSV reader (sql/ingest/ascend_csv_bulk.sql), on both cores, for a well-formed file
+  whose times SQL can take exactly from their text;
+- otherwise this module's streaming reader (csv, one batch in memory), which sets a record that
+  cannot be a kernel (wrong number of cells, a duration that is not a number) aside in
+  rejected_events with the reason, and keeps every record before the break of a file that breaks
+  off, flagging it incomplete (sql/ingest/ascend_csv_records.sql).
 """
 
 from __future__ import annotations
@@ -20,9 +25,11 @@ import duckdb
 import orjson
 import pyarrow as pa
 
+from ..db import run_file
 from ..errors import BadTraceFile
+from ..facts import DERIVE_MEMORY_LIMIT
 from .chrome import RejectedEvent, to_ns
-from .source import TraceStream
+from .source import TraceStream, is_gzip
 
 BATCH_ROWS = 20_000
 FIELD_LIMIT = 64 << 20  # bytes in one cell (shape lists of large fused ops are long)
@@ -104,27 +111,39 @@ def _time(cells: list[str], index: int | None, label: str) -> int | None:
 
 
 def stage(con: duckdb.DuckDBPyConnection, path, progress=None) -> CsvResult:
-    """Read the CSV at path into the temporary tables _csv_rows and _staging_rejected."""
+    """Read the CSV at path into _csv_typed (and _staging_rejected), in bulk when it can be."""
+    header, fmt = _header(path)
+    con.execute("CREATE OR REPLACE TEMP TABLE _staging_rejected (event_id BIGINT, reason VARCHAR, raw VARCHAR)")
+    result = _stage_bulk(con, path, header, fmt)
+    if result is not None:
+        if progress:
+            progress(path.stat().st_size, result.event_count)
+        return result
     con.execute("CREATE OR REPLACE TEMP TABLE _csv_rows "
                 "(event_id BIGINT, ts_ns BIGINT, dur_ns BIGINT, wait_ns BIGINT, cells VARCHAR, pmu VARCHAR)")
-    con.execute("CREATE OR REPLACE TEMP TABLE _staging_rejected (event_id BIGINT, reason VARCHAR, raw VARCHAR)")
     csv.field_size_limit(FIELD_LIMIT)
     stream = TraceStream(path)
     text = io.TextIOWrapper(io.BufferedReader(stream, 1 << 20), encoding="utf-8-sig", newline="")
     try:
-        return _read(con, path, stream, text, progress)
+        result = _read(con, path, stream, text, progress)
     finally:
         text.close()
+    run_file(con, "ingest/ascend_csv_records.sql")
+    return result
 
 
-def _read(con, path, stream: TraceStream, text, progress) -> CsvResult:
-    reader = csv.reader(text)
+def _header(path) -> tuple[list[str], str]:
+    """The file's header and layout (raises BadTraceFile when it is not an Ascend kernel CSV)."""
+    stream = TraceStream(path)
     try:
-        header = [h.strip() for h in next(reader)]
-    except StopIteration:
+        head = stream.peek_start(1 << 20)
+    finally:
+        stream.close()
+    line = head.decode("utf-8-sig", "replace").splitlines()[0] if head else ""
+    try:
+        header = [h.strip() for h in next(csv.reader([line]))]
+    except (csv.Error, StopIteration):
         raise BadTraceFile(path, "empty CSV (no header)") from None
-    except (csv.Error, UnicodeDecodeError) as exc:
-        raise BadTraceFile(path, f"unreadable CSV header: {exc}") from None
     fmt = csv_format(header)
     if fmt is None:
         raise BadTraceFile(path, "not an Ascend profiler CSV: the header needs a Type or OP Type (or Name) column "
@@ -132,6 +151,59 @@ def _read(con, path, stream: TraceStream, text, progress) -> CsvResult:
     dupes = sorted({h for h in header if header.count(h) > 1})
     if dupes:
         raise BadTraceFile(path, f"CSV header repeats the column {dupes[0]!r}")
+    return header, fmt
+
+
+def _stage_bulk(con: duckdb.DuckDBPyConnection, path, header: list[str], fmt: str) -> CsvResult | None:
+    """Stage a well-formed file with DuckDB's CSV reader; None when the Python reader must read it."""
+    # The layout is fixed (no sniffing): the header we parsed, every cell as text, '' kept as ''.
+    columns = {h: "VARCHAR" for h in header}
+    added = [h for h in sorted(TYPED_HEADERS) if h not in columns]
+    con.execute("SET preserve_insertion_order = true")  # the rowid is the record's index
+    limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+    try:
+        con.execute("CREATE OR REPLACE TEMP TABLE _csv_raw AS SELECT * FROM read_csv($path, auto_detect = false, "
+                    "header = true, delim = ',', quote = '\"', escape = '\"', strict_mode = true, columns = $columns, "
+                    "nullstr = '\x01', compression = $compression, encoding = 'utf-8')",
+                    {"path": str(path), "columns": columns, "compression": "gzip" if is_gzip(path) else "none"})
+        con.execute("RESET preserve_insertion_order")
+        # Packing wide records into JSON holds a few row groups per thread: the derivation's allowance
+        # (the load's peak anyway) rather than the staging one.
+        con.execute(f"SET memory_limit = '{DERIVE_MEMORY_LIMIT}'")
+        for name in [*added, "__tracedb_none"]:  # names of our own: a column per absent typed header
+            con.execute(f'ALTER TABLE _csv_raw ADD COLUMN "{name}" VARCHAR')
+        first, last, count = con.execute("SELECT min(rowid), max(rowid), count(*) FROM _csv_raw").fetchone()
+        if count and last - first + 1 != count:
+            return _not_bulk(con)
+        run_file(con, "ingest/ascend_csv_bulk.sql",
+                 {"first_rowid": first or 0, "added": added, "typed": sorted(TYPED_HEADERS)})
+        if con.execute("SELECT count(*) FROM _csv_bulk WHERE needs_python").fetchone()[0]:
+            return _not_bulk(con)
+        con.execute("ALTER TABLE _csv_bulk RENAME TO _csv_typed")
+        con.execute("DROP TABLE _csv_raw")
+    except duckdb.Error:  # a record DuckDB cannot read as the header says: the Python reader names it
+        return _not_bulk(con)
+    finally:
+        con.execute("RESET preserve_insertion_order")
+        con.execute(f"SET memory_limit = '{limit}'")
+    return CsvResult(fmt, event_count=count, metadata=[("header", header)])
+
+
+def _not_bulk(con: duckdb.DuckDBPyConnection) -> None:
+    for name in ("_csv_bulk", "_csv_raw"):
+        con.execute(f"DROP TABLE IF EXISTS {name}")
+    return None
+
+
+def _read(con, path, stream: TraceStream, text, progress) -> CsvResult:
+    reader = csv.reader(text)
+    try:
+        header = [h.strip() for h in next(reader)]
+    except (StopIteration, csv.Error, UnicodeDecodeError) as exc:
+        raise BadTraceFile(path, f"unreadable CSV header: {exc}") from None
+    fmt = csv_format(header)
+    if fmt is None:  # _header read the same line: only a file changing under us gets here
+        raise BadTraceFile(path, "not an Ascend profiler CSV")
     start, duration, wait = _column(header, START), _column(header, DURATION), _column(header, WAIT)
     counters = [(i, h) for i, h in enumerate(header) if h not in TYPED_HEADERS]
     result = CsvResult(fmt, metadata=[("header", header)])

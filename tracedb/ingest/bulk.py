@@ -103,7 +103,8 @@ def drop_raw(con: duckdb.DuckDBPyConnection) -> None:
 def drop_staging(con: duckdb.DuckDBPyConnection) -> None:
     """Drop every staging object of a load, whichever path and step it stopped at."""
     con.execute("DROP VIEW IF EXISTS _typed_all")
-    for name in ("_raw", "_bulk", "_flagged", "_typed", "_staging_events", "_staging_rejected", "_csv_rows"):
+    for name in ("_raw", "_bulk", "_flagged", "_typed", "_staging_events", "_staging_rejected", "_csv_rows",
+                 "_csv_raw", "_csv_bulk", "_csv_typed"):
         con.execute(f"DROP TABLE IF EXISTS {name}")
 
 
