@@ -234,6 +234,8 @@ def test_op_mapping_entries_both_layouts(con, mapping_yaml):
     ("aten.mm.default: {kernel_type: [unclosed\n", "not valid YAML at line 2"),
     ("- a\n- b\n", "this file holds list"),
     ("operator_mappings: [a, b]\n", "operator_mappings is not a mapping"),
+    ("a: &a [*a]\n", "recursive through an anchor"),
+    ("Error: disk full\n", "not an op mapping: no operator entry"),
 ])
 def test_bad_op_mapping_is_refused(tmp_path, text, message):
     db = tmp_path / "t.duckdb"
@@ -413,7 +415,10 @@ def test_tc_vs_prof_user_errors(tc_db, tmp_path):
         proc = run_cli("report", "tc-vs-prof", *args, db=tc_db)
         assert proc.returncode == 1 and message in proc.stderr, (args, proc.stderr)
         assert len(proc.stderr.strip().splitlines()) == 1
-    # the mapping recorded at load wins over the choice; --mapping overrides it
+    # with two mappings loaded, the one recorded with the trace at load is used; --mapping overrides it
+    proc = run_cli("report", "tc-vs-prof", "-t", "tc", "--vs", "prof", "--format", "json", "--section", "main",
+                   db=tc_db)
+    assert proc.returncode == 0 and [tuple(r.values()) for r in json.loads(proc.stdout)][0] == SEED_ROWS[0]
     proc = run_cli("report", "tc-vs-prof", "-t", "tc", "--vs", "prof", "--mapping", "other_mapping", "--format",
                    "json", "--section", "main", db=tc_db)
     assert {r["kernel_type"]: r["status"] for r in json.loads(proc.stdout)}["MatMulV3"] == "MISS"
@@ -445,6 +450,10 @@ def trace_view_events():
         {"ph": "M", "name": "process_name", "pid": OVERLAP, "tid": 0, "args": {"name": "Overlap Analysis"}},
         {"ph": "X", "name": "ProfilerStep#3", "pid": HOST, "tid": 7, "ts": ts(0), "dur": 500, "cat": "user_annotation",
          "args": {}},
+        {"ph": "X", "name": "model.py(12): forward", "pid": HOST, "tid": 7, "ts": ts(5), "dur": 60,
+         "cat": "python_function", "args": {"Python id": 1, "Python parent id": 0}},
+        {"ph": "X", "name": "torch/nn/modules/linear.py(125): forward", "pid": HOST, "tid": 7, "ts": ts(8),
+         "dur": 25, "cat": "python_function", "args": {"Python id": 2, "Python parent id": 1}},
         {"ph": "X", "name": "aten::mm", "pid": HOST, "tid": 7, "ts": ts(10), "dur": 20, "cat": "cpu_op", "args": {}},
         {"ph": "X", "name": "aten::add", "pid": HOST, "tid": 7, "ts": ts(40), "dur": 10, "cat": "cpu_op", "args": {}},
         {"ph": "X", "name": "AscendCL@aclnnMatmul", "pid": CANN, "tid": 7, "ts": ts(12), "dur": 5, "args": {}},
@@ -480,16 +489,19 @@ def test_trace_view_tasks_become_kernels(con, tmp_path, truncate):
                           "a.model_id, k.extra FROM kernels k JOIN ascend_kernels a USING (trace_id, kernel_id) "
                           "ORDER BY kernel_id").fetchall()
     assert kernels == [
-        (8, "aclnnMatmul_MatMulCommon_MatMulV2", 1704161511423004204, 30500, 2, "AI_CORE", 11, 4294967295, None),
-        (9, "aclnnAdd_AddAiCore_Add", 1704161511423044204, 3250, 2, "AI_VECTOR_CORE", 12, 4294967295, None),
-        (10, "Notify_Wait", 1704161511423054204, 1000, 3, "EVENT_WAIT", 1, None, None)]
+        (10, "aclnnMatmul_MatMulCommon_MatMulV2", 1704161511423004204, 30500, 2, "AI_CORE", 11, 4294967295, None),
+        (11, "aclnnAdd_AddAiCore_Add", 1704161511423044204, 3250, 2, "AI_VECTOR_CORE", 12, 4294967295, None),
+        (12, "Notify_Wait", 1704161511423054204, 1000, 3, "EVENT_WAIT", 1, None, None)]
     launches = con.execute("SELECT kernel_id, launch_id, launch_name, pid, tid, launch_delay_ns, cpu_op "
                            "FROM kernel_launches ORDER BY kernel_id").fetchall()
-    assert launches == [(8, 11, "torch_to_npu", "2563", "7", 90000, "aten::mm"),
-                        (9, 13, "torch_to_npu", "2563", "7", 100000, "aten::add"),
-                        (10, 15, "HostToDevice", "2565", "7", 138000, None)]
+    assert launches == [(10, 13, "torch_to_npu", "2563", "7", 90000, "aten::mm"),
+                        (11, 15, "torch_to_npu", "2563", "7", 100000, "aten::add"),
+                        (12, 17, "HostToDevice", "2565", "7", 138000, None)]
     facts = con.execute("SELECT kernel_id, op, iteration, cpu_op FROM kernel_facts ORDER BY kernel_id").fetchall()
-    assert facts[:2] == [(8, "Dense GEMM", 3, "aten::mm"), (9, "Elementwise", 3, "aten::add")]
+    assert facts[:2] == [(10, "Dense GEMM", 3, "aten::mm"), (11, "Elementwise", 3, "aten::add")]
+    stacks = con.execute("SELECT kernel_id, python_stack FROM kernel_stacks ORDER BY kernel_id").fetchall()
+    assert stacks[:2] == [(10, ["model.py(12): forward", "torch/nn/modules/linear.py(125): forward"]),
+                          (11, ["model.py(12): forward"])]
     others = con.execute("SELECT list(name ORDER BY event_id) FROM other_events").fetchone()[0]
     assert others == ["AscendCL@aclnnMatmul"] + ([] if truncate else ["Computing"])
 
@@ -504,6 +516,97 @@ def test_two_trace_reports_work_on_ascend(tmp_path):
     assert proc.returncode == 0, proc.stderr
     ops = {r["op"]: (r["a_kernels"], r["b_kernels"]) for r in json.loads(proc.stdout)}
     assert ops["Dense GEMM"] == (1, 12) and ops["Elementwise"] == (1, 8) and ops["Attention"] == (0, 9)
+
+
+def test_only_yaml_files_or_op_mapping_read_as_yaml(tmp_path, profile_csv):
+    db = tmp_path / "t.duckdb"
+    notes = tmp_path / "notes.json"
+    notes.write_text("Error: disk full\n")
+    proc = run_cli("load", notes, db=db)
+    assert proc.returncode == 1 and "not JSON: starts with 'Error: disk full'" in proc.stderr
+    mapping = tmp_path / "mapping.txt"
+    mapping.write_text("aten.mm.default: {kernel_type: MatMulV2}\n")
+    tc = tmp_path / "tc.json"
+    tc.write_text(json.dumps({"traceEvents": [x_event(MM, 5, source="MEASURED")]}))
+    proc = run_cli("load", tc, "--op-mapping", profile_csv, db=db)
+    assert proc.returncode == 1 and proc.stderr.startswith("tracedb: error: --op-mapping: ") and "YAML" in proc.stderr
+    run_cli("load", tc, "--op-mapping", mapping, db=db, check=True)
+    with open_db(db, read_only=True) as c:
+        assert c.execute("SELECT name, format FROM traces ORDER BY trace_id").fetchall() == [
+            ("mapping.txt", "op-mapping"), ("tc", "tensorcast")]
+
+
+def test_values_the_script_reads_in_python(tmp_path, profile_csv):
+    events = [
+        {"name": "process_name", "ph": "M", "pid": 1, "args": {"name": "profiling"}},
+        x_event("torch.ops.x.zero", 5, kernel_type=0),  # false in Python: a MISS under its own name
+        x_event("torch.ops.x.flag", 7, kernel_type=True),  # str(True)
+        x_event("torch.ops.x.number", 3, kernel_type="MatMulV2", sub_kernel_durations=1e300),  # not a text
+        x_event("torch.ops.aten.view.default", 11, kernel_type="?"),  # zero_cost "false" is true in Python
+    ]
+    tc = tmp_path / "tc.json"
+    tc.write_text(json.dumps({"traceEvents": events}))
+    mapping = tmp_path / "op_mapping.yaml"
+    mapping.write_text('aten.view.default: {zero_cost: "false"}\nx.zero: {kernel_type: 0}\n')
+    db = tmp_path / "t.duckdb"
+    run_cli("load", tc, profile_csv, "--op-mapping", mapping, db=db, check=True)
+    with open_db(db, read_only=True) as c:
+        assert c.execute("SELECT status, problem FROM tc_sub_kernel_lists").fetchall() == [
+            ("malformed", "not a text but JSON double")]
+    rows = {r["kernel_type"]: (r["tc_total_us"], r["tc_count"], r["status"]) for r in report_json(db)["main"]}
+    assert rows["torch.ops.x.zero"] == (5.0, 1, "MISS")
+    assert rows["True"] == (7.0, 1, "HIT")
+    assert rows["MatMulV2"] == (3.0, 1, "HIT")
+    assert "torch.ops.aten.view.default" not in rows and "?" not in rows
+
+
+def test_tc_vs_prof_on_the_fixture(tmp_path):
+    events = [x_event(MM, 180.5, kernel_type="MatMulV2", source="MEASURED") for _ in range(4)]
+    events += [x_event("torch.ops.npu.npu_fusion_attention.default", 400, kernel_type="FlashAttentionScore")
+               for _ in range(5)]
+    events += [x_event("torch.ops.aten.add.Tensor", 14.0) for _ in range(8)]
+    tc = tmp_path / "model.json"
+    tc.write_text(json.dumps({"traceEvents": events}))
+    mapping = tmp_path / "op_mapping.yaml"
+    mapping.write_text("operator_mappings:\n  aten.add.Tensor: {kernel_type: Add}\n")
+    db = tmp_path / "t.duckdb"
+    run_cli("load", tc, KERNEL_DETAILS, "--op-mapping", mapping, db=db, check=True)
+    proc = run_cli("report", "tc-vs-prof", "-t", "model", "--vs", "kernel_details_cann8", "--format", "json", db=db)
+    out = json.loads(proc.stdout)
+    rows = [tuple(r.values()) for r in out["main"]]
+    # the fixture per type: MatMulV3 8 kernels 4122.342 µs, FlashAttentionScoreGrad 4 / 3038.440,
+    # FlashAttentionScore 5 / 2033.780, MatMulV2 4 / 750.595, Add 8 / 116.002; 10062.159 µs in all
+    assert rows == [
+        ("MatMulV3", "", 0.0, 0, 4122.3, 8, -100.0, -100.0, 41.0, "unmodelled"),
+        ("FlashAttentionScoreGrad", "", 0.0, 0, 3038.4, 4, -100.0, -100.0, 30.2, "unmodelled"),
+        ("FlashAttentionScore", "npu.npu_fusion_attention.default", 2000.0, 5, 2033.8, 5, -1.7, 0.0, 20.2, "HIT"),
+        ("MatMulV2", "aten.mm.default", 722.0, 4, 750.6, 4, -3.8, 0.0, 7.5, "HIT"),
+        ("Add", "aten.add.Tensor", 112.0, 8, 116.0, 8, -3.4, 0.0, 1.2, "MISS"),
+    ]
+    assert out["totals"][0]["prof_per_fwd_us"] == 10061.1  # the sum of the rounded rows
+
+
+def test_a_start_that_is_not_a_number_keeps_its_kernel(con, tmp_path):
+    path = write_csv(tmp_path / "kernel_details.csv", "Name,Type,Duration(us),Start Time(us),Wait Time(us)",
+                     ["a,Add,1.5,soon,x", "b,Add,2.5,12.0,0.5"])
+    out = load(con, path)
+    assert (out.events, out.rejected) == (2, 0)
+    assert con.execute("SELECT k.ts_ns, k.dur_ns, a.wait_ns, k.args->>'Start Time(us)' FROM kernels k "
+                       "JOIN ascend_kernels a USING (trace_id, kernel_id) ORDER BY kernel_id").fetchall() == [
+        (None, 1500, None, "soon"), (12_000, 2500, 500, "12.0")]
+
+
+def test_a_column_without_a_name_is_named_alike_by_both_readers(con, monkeypatch, tmp_path):
+    from tracedb.ingest import ascend_csv
+
+    rows = ["a,Add,1.5,3,", "b,Add,2.5,4,"]
+    bulk = load(con, write_csv(tmp_path / "one.csv", "Name,Type,Duration(us),aic_x,", rows))
+    monkeypatch.setattr(ascend_csv, "_stage_bulk", lambda *args: None)
+    slow = load(con, write_csv(tmp_path / "two.csv", "Name,Type,Duration(us),aic_x,", rows, bom=False))
+    assert _rows(con, bulk.trace_id) == _rows(con, slow.trace_id)
+    assert con.execute("SELECT args::VARCHAR, pmu::VARCHAR FROM kernels JOIN ascend_kernels USING (trace_id, kernel_id) "
+                       "WHERE trace_id = ? AND kernel_id = 0", [bulk.trace_id]).fetchone() == (
+        '{"Name":"a","Type":"Add","Duration(us)":"1.5","aic_x":"3","column5":""}', '{"aic_x":3.0,"column5":null}')
 
 
 # -- random inputs against the seed's rules (tests/tc_reference.py) -------------------------------

@@ -16,6 +16,7 @@ from . import __version__, facts, reports, rules
 from .db import default_path, open_db
 from .errors import TracedbError
 from .ingest import params
+from .ingest.detect import OP_MAPPING
 from .ingest.loader import LoadOutcome, delete_trace, load_file
 from .render import Format, records, render, to_json
 
@@ -80,7 +81,7 @@ def load(
             _add_rules(con, rules_file)
         if op_mapping:
             try:
-                mapped = _load_with_progress(con, op_mapping, None, replace, {})
+                mapped = _load_with_progress(con, op_mapping, None, replace, {}, kind=OP_MAPPING)
             except TracedbError as exc:
                 raise TracedbError(f"--op-mapping: {exc}") from None
             outcomes.append(mapped)
@@ -107,9 +108,9 @@ def load(
         raise typer.Exit(1)
 
 
-def _load_with_progress(con, path: Path, name, replace, meta) -> LoadOutcome:
+def _load_with_progress(con, path: Path, name, replace, meta, kind=None) -> LoadOutcome:
     if not err.is_terminal:
-        return load_file(con, path, name=name, replace=replace, meta=meta)
+        return load_file(con, path, name=name, replace=replace, meta=meta, kind=kind)
     size = path.stat().st_size if path.is_file() else 0
     started = time.perf_counter()
     with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
@@ -121,7 +122,7 @@ def _load_with_progress(con, path: Path, name, replace, meta) -> LoadOutcome:
             rate = f"{events / elapsed:,.0f} events/s" if elapsed > 0 else ""
             bar.update(task, completed=done_bytes, rate=rate)
 
-        return load_file(con, path, name=name, replace=replace, progress=progress, meta=meta)
+        return load_file(con, path, name=name, replace=replace, progress=progress, meta=meta, kind=kind)
 
 
 def _report_outcome(o: LoadOutcome) -> None:

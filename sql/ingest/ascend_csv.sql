@@ -3,7 +3,8 @@
 -- parameters $trace_id and $format (ascend-kernel-details, ascend-op-summary or
 -- ascend-forward-pass). The three layouts name the same things differently; each column below
 -- takes the first of its names the file has (msprof's op_summary: Op Name, OP Type, Task Type,
--- Task Start Time(us), ...). Cells keep their text in kernels.args; N/A reads as NULL. Either
+-- Task Start Time(us), ...). Cells keep their text in kernels.args; N/A reads as NULL in the typed
+-- columns (but op_type keeps the Type cell as written, '' when empty, as the comparison reads it). Either
 -- reader leaves the records in _csv_typed (sql/ingest/ascend_csv_bulk.sql from DuckDB's CSV
 -- reader, sql/ingest/ascend_csv_records.sql from the Python one).
 --

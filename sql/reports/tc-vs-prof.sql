@@ -39,6 +39,6 @@ ORDER BY greatest(tc_total_us, prof_per_fwd_us) DESC, kernel_type;
 SELECT count(*) AS kernel_types, count(*) FILTER (WHERE status = 'unmodelled') AS unmodelled,
        sum(tc_total_us) AS tc_total_us, sum(prof_per_fwd_us) AS prof_per_fwd_us,
        CASE WHEN sum(prof_per_fwd_us) > 0
-            THEN round_even((sum(tc_total_us) - sum(prof_per_fwd_us)) / sum(prof_per_fwd_us) * 100, 1) END AS error_pct,
+            THEN _tenths((sum(tc_total_us) - sum(prof_per_fwd_us)) / sum(prof_per_fwd_us) * 100) END AS error_pct,
        sum(hcom_merged) AS hcom_merged, max(aicpu_skipped) AS aicpu_skipped
 FROM tc_vs_prof($trace, $vs, want_forward_passes := $forward_passes, want_mapping := $mapping);

@@ -13,7 +13,7 @@
 -- Columns:
 --   trace_id          trace the kernel belongs to
 --   kernel_id         row of kernels
---   op_type           operator type (CSV Type / OP Type, e.g. MatMulV2); NULL when the source has none
+--   op_type           operator type (CSV Type / OP Type, e.g. MatMulV2) as written, trimmed ('' when the cell is empty); NULL when the source has no such column (trace_view.json)
 --   op_state          OP State (static, dynamic)
 --   accelerator_core  core the task ran on (Accelerator Core, or op_summary's Task Type: AI_CORE, AI_VECTOR_CORE, MIX_AIC, AI_CPU, ...)
 --   task_type         Task Type of a trace_view.json task (KERNEL_AICORE, KERNEL_AIVEC, ...)
@@ -113,7 +113,7 @@ CREATE TABLE tc_sub_kernel_lists (
 --   event_id     the operator's event (other_events)
 --   position     place of the pair in the list (0-based)
 --   kernel_type  the pair's kernel type
---   dur_ns       the pair's duration, nanoseconds (from microseconds, exactly)
+--   dur_ns       the pair's duration, nanoseconds (from the number's shortest decimal text; sub-nanosecond digits rounded half to even)
 CREATE TABLE tc_sub_kernels (
     trace_id    INTEGER NOT NULL,
     event_id    BIGINT NOT NULL,

@@ -16,7 +16,8 @@
 --   short_name         name without torch.ops. (the name op mappings and the report use)
 --   ts_ns              start, nanoseconds
 --   dur_ns             modelled duration, nanoseconds
---   kernel_type        arg kernel_type as text: the profile kernel type(s) the model found, comma-joined for a composite operator; NULL for an analytic (MISS) operator
+--   kernel_type        arg kernel_type as text: the profile kernel type(s) the model found, comma-joined for a composite operator; NULL for an analytic (MISS) operator (a JSON true/false reads True/False, as the script's str() writes them; any other non-text value its JSON text)
+--   hit                true when kernel_type holds a kernel type: a true value in Python's sense (not '', 0, false, [] or {}) other than '?'
 --   source             arg source (MEASURED, INTERPOLATED, ...)
 --   composite          arg composite as text
 --   sub_kernel_status  valid, empty or malformed for an operator with sub_kernel_durations (tc_sub_kernel_lists), else NULL
@@ -28,13 +29,23 @@ WITH names AS (
 )
 SELECT o.trace_id, o.event_id, o.pid, n.process_name, o.name, replace(o.name, 'torch.ops.', '') AS short_name,
        o.ts_ns, o.dur_ns,
-       CASE WHEN json_type(o.args, '$.kernel_type') = 'VARCHAR' THEN json_extract_string(o.args, '$.kernel_type')
-            WHEN json_type(o.args, '$.kernel_type') <> 'NULL' THEN json_extract(o.args, '$.kernel_type')::VARCHAR
+       CASE kt_type WHEN 'VARCHAR' THEN json_extract_string(o.args, '$.kernel_type')
+                    WHEN 'BOOLEAN' THEN CASE WHEN kt_text = 'true' THEN 'True' ELSE 'False' END
+                    WHEN 'NULL' THEN NULL
+                    ELSE kt_text
        END AS kernel_type,
+       coalesce(CASE kt_type WHEN 'VARCHAR' THEN json_extract_string(o.args, '$.kernel_type') NOT IN ('', '?')
+                             WHEN 'BOOLEAN' THEN kt_text = 'true'
+                             WHEN 'ARRAY' THEN kt_text <> '[]'
+                             WHEN 'OBJECT' THEN kt_text <> '{}'
+                             WHEN 'NULL' THEN false
+                             ELSE TRY_CAST(kt_text AS DOUBLE) <> 0
+                END, false) AS hit,
        json_extract_string(o.args, '$.source') AS source,
        json_extract_string(o.args, '$.composite') AS composite,
        l.status AS sub_kernel_status
-FROM other_events o
+FROM (SELECT *, json_type(args, '$.kernel_type') AS kt_type, json_extract(args, '$.kernel_type')::VARCHAR AS kt_text
+      FROM other_events) o
 JOIN traces t ON t.trace_id = o.trace_id AND t.format = 'tensorcast'
 LEFT JOIN names n ON n.trace_id = o.trace_id AND n.pid = o.pid
 LEFT JOIN tc_sub_kernel_lists l ON l.trace_id = o.trace_id AND l.event_id = o.event_id
@@ -116,7 +127,7 @@ WITH ops AS (
            CASE WHEN s.entry IS NOT NULL AND s.entry::VARCHAR <> '{}' THEN s.zero_cost ELSE f.zero_cost END AS zero_cost,
            CASE WHEN s.entry IS NOT NULL AND s.entry::VARCHAR <> '{}' THEN s.kernel_type ELSE f.kernel_type END
                AS mapped_type,
-           o.kernel_type IS NOT NULL AND o.kernel_type NOT IN ('', '?') AS hit,
+           o.hit,
            list_filter(list_transform(string_split(coalesce(o.kernel_type, ''), ','),
                                       lambda x: regexp_replace(x, '^\s+|\s+$', '', 'g')),
                        lambda x: x <> '') AS sub_types
@@ -200,6 +211,10 @@ GROUP BY kernel_type;
 -- Microseconds rounded to 0.1, half to even, from nanoseconds (scalar macro).
 CREATE OR REPLACE MACRO _us_tenths(ns) AS round_even(CAST(ns AS DECIMAL(38, 3)) * 0.001, 1);
 
+-- A ratio computed in doubles rounded to 0.1, half to even, as its exact value would be: nine
+-- decimals first drop the double's last-bit noise (0.15 is 0.1499999999999999944 as a double).
+CREATE OR REPLACE MACRO _tenths(x) AS round_even(CAST(x AS DECIMAL(38, 9)), 1);
+
 -- The comparison, one row per kernel type either side has (table macro), in the seed's order:
 -- by the larger of the two times, then by kernel type.
 -- Parameters: want_trace: the TensorCast trace (name or id); want_vs: the profile (name or id);
@@ -263,11 +278,11 @@ WITH ids AS MATERIALIZED (
 )
 SELECT kernel_type, tc_funcs, tc_total_us, tc_count, prof_per_fwd_us,
        round_even(prof_count, 0)::BIGINT AS prof_count,
-       CASE WHEN prof_ns > 0 THEN round_even((tc_ns - prof_ns) / prof_ns * 100, 1) ELSE 0 END AS error_pct,
-       CASE WHEN prof_count > 0 THEN round_even((tc_count - prof_count) / prof_count * 100, 1) ELSE 0 END
+       CASE WHEN prof_ns > 0 THEN _tenths((tc_ns - prof_ns) / prof_ns * 100) ELSE 0 END AS error_pct,
+       CASE WHEN prof_count > 0 THEN _tenths((tc_count - prof_count) / prof_count * 100) ELSE 0 END
            AS count_error_pct,
        CASE WHEN sum(prof_per_fwd_us) OVER () > 0
-            THEN round_even(prof_per_fwd_us / sum(prof_per_fwd_us) OVER () * 100, 1) ELSE 0 END AS prof_share_pct,
+            THEN _tenths(prof_per_fwd_us / sum(prof_per_fwd_us) OVER () * 100) ELSE 0 END AS prof_share_pct,
        status, hcom_merged, aicpu_skipped
 FROM rounded
 ORDER BY greatest(tc_total_us, prof_per_fwd_us) DESC, kernel_type;

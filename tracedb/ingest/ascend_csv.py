@@ -101,6 +101,15 @@ def _number(text: str) -> float | None:
     return value if value == value and abs(value) != float("inf") else None
 
 
+def _time_or_none(cells: list[str], index: int | None, label: str) -> int | None:
+    """A start or wait time; one that is not a number reads as NULL (its text stays in args), as the
+    comparison script counts the kernel all the same."""
+    try:
+        return _time(cells, index, label)
+    except RejectedEvent:
+        return None
+
+
 def _time(cells: list[str], index: int | None, label: str) -> int | None:
     if index is None:
         return None
@@ -125,7 +134,7 @@ def stage(con: duckdb.DuckDBPyConnection, path, progress=None) -> CsvResult:
     stream = TraceStream(path)
     text = io.TextIOWrapper(io.BufferedReader(stream, 1 << 20), encoding="utf-8-sig", newline="")
     try:
-        result = _read(con, path, stream, text, progress)
+        result = _read(con, path, stream, text, header, fmt, progress)
     finally:
         text.close()
     run_file(con, "ingest/ascend_csv_records.sql")
@@ -141,7 +150,8 @@ def _header(path) -> tuple[list[str], str]:
         stream.close()
     line = head.decode("utf-8-sig", "replace").splitlines()[0] if head else ""
     try:
-        header = [h.strip() for h in next(csv.reader([line]))]
+        # a column without a name (a trailing comma) is named by its place, the same for both readers
+        header = [h.strip() or f"column{i + 1}" for i, h in enumerate(next(csv.reader([line])))]
     except (csv.Error, StopIteration):
         raise BadTraceFile(path, "empty CSV (no header)") from None
     fmt = csv_format(header)
@@ -195,15 +205,12 @@ def _not_bulk(con: duckdb.DuckDBPyConnection) -> None:
     return None
 
 
-def _read(con, path, stream: TraceStream, text, progress) -> CsvResult:
+def _read(con, path, stream: TraceStream, text, header: list[str], fmt: str, progress) -> CsvResult:
     reader = csv.reader(text)
     try:
-        header = [h.strip() for h in next(reader)]
+        next(reader)  # the header, as _header read it
     except (StopIteration, csv.Error, UnicodeDecodeError) as exc:
         raise BadTraceFile(path, f"unreadable CSV header: {exc}") from None
-    fmt = csv_format(header)
-    if fmt is None:  # _header read the same line: only a file changing under us gets here
-        raise BadTraceFile(path, "not an Ascend profiler CSV")
     start, duration, wait = _column(header, START), _column(header, DURATION), _column(header, WAIT)
     counters = [(i, h) for i, h in enumerate(header) if h not in TYPED_HEADERS]
     result = CsvResult(fmt, metadata=[("header", header)])
@@ -225,8 +232,8 @@ def _read(con, path, stream: TraceStream, text, progress) -> CsvResult:
                     if dur_ns < 0:
                         raise RejectedEvent(f"{header[duration]} is negative ({cells[duration].strip()})")
                     pmu = orjson.dumps({h: _number(cells[i]) for i, h in counters}).decode() if counters else None
-                    batch.add(index, _time(cells, start, header[start] if start is not None else ""), dur_ns,
-                              _time(cells, wait, header[wait] if wait is not None else ""),
+                    batch.add(index, _time_or_none(cells, start, header[start] if start is not None else ""), dur_ns,
+                              _time_or_none(cells, wait, header[wait] if wait is not None else ""),
                               orjson.dumps(dict(zip(header, cells))).decode(), pmu)
                 except RejectedEvent as exc:
                     batch.reject(index, str(exc), orjson.dumps(dict(zip(header, cells))).decode())

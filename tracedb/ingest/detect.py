@@ -1,11 +1,11 @@
-"""Telling the input formats apart by their content: a Chrome trace (Kineto, mlir-aie, torch_npu's
-trace_view.json, TensorCast) is JSON, an Ascend profiler export is a CSV with a known header, an
-op mapping is YAML. The finer kinds of Chrome trace are told apart after the load has typed
-their events (sql/ingest/*_finish.sql)."""
+"""Telling the input formats apart: a Chrome trace (Kineto, mlir-aie, torch_npu's trace_view.json,
+TensorCast) is JSON, an Ascend profiler export is a CSV with a known header (both told by their
+content); an op mapping is a .yaml/.yml file, or any file given with --op-mapping (YAML is too
+loose to be told from content: any "word: text" line is YAML). The finer kinds of Chrome trace
+are told apart after the load has typed their events (sql/ingest/*_finish.sql)."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from .ascend_csv import looks_like_csv
@@ -13,7 +13,6 @@ from .source import TraceStream
 
 CHROME, ASCEND_CSV, OP_MAPPING = "chrome", "ascend-csv", "op-mapping"
 _YAML_SUFFIXES = (".yaml", ".yml", ".yaml.gz", ".yml.gz")
-_YAML_START = re.compile(rb"^(%YAML|---|#|[\"']?[A-Za-z_][\w.\-]*[\"']?\s*:)")
 
 
 def input_kind(path: Path) -> str:
@@ -30,6 +29,4 @@ def input_kind(path: Path) -> str:
         return CHROME
     if looks_like_csv(head):
         return ASCEND_CSV
-    if _YAML_START.match(head):
-        return OP_MAPPING
     return CHROME

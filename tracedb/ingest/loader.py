@@ -67,10 +67,11 @@ class LoadOutcome:
 
 def load_file(con: duckdb.DuckDBPyConnection, path: str | Path, *, name: str | None = None,
               replace: bool = False, progress: ProgressFn | None = None,
-              meta: dict[str, str] | None = None) -> LoadOutcome:
+              meta: dict[str, str] | None = None, kind: str | None = None) -> LoadOutcome:
+    """Load one file; kind (CHROME, ASCEND_CSV or OP_MAPPING) is told from the file unless given."""
     path = Path(path)
     size = check_file(path)
-    kind = input_kind(path)
+    kind = kind or input_kind(path)
     if kind == CHROME:
         require_c_backend()
     name = name or default_name(path)
@@ -141,7 +142,9 @@ def _load_in_transaction(con: duckdb.DuckDBPyConnection, kind: str, path: Path, 
             run_file(con, "ingest/aie_finish.sql", {"trace_id": trace_id})
             run_file(con, "ingest/ascend_finish.sql", {"trace_id": trace_id})
             run_file(con, "ingest/tensorcast_finish.sql", {"trace_id": trace_id})
-            tensorcast.store_sub_kernels(con, trace_id)
+            fmt = con.execute("SELECT format FROM traces WHERE trace_id = ?", [trace_id]).fetchone()[0]
+            if fmt == "tensorcast":
+                tensorcast.store_sub_kernels(con, trace_id)
         params.store(con, trace_id, path, meta)
         facts.derive(con, trace_id)  # operations, phases, stacks, layers: stored with the trace
         seconds = time.perf_counter() - started

@@ -62,15 +62,13 @@ def _texts(value) -> list[str] | None:
 
 
 def _text(value) -> str | None:
-    return None if value is None else str(value)
+    # the script uses `entry.get("kernel_type") or op_name`: a false value is no kernel type
+    return str(value) if value else None
 
 
 def _flag(value) -> bool | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value.strip().lower() in ("true", "yes", "1")
-    return bool(value)
+    # the script tests `bool(entry.get("zero_cost"))`: Python truthiness, "false" included
+    return None if value is None else bool(value)
 
 
 def read(path: Path) -> MappingResult:
@@ -85,12 +83,18 @@ def read(path: Path) -> MappingResult:
         raise BadTraceFile(path, f"larger than {MAX_BYTES >> 20} MiB: not an op mapping")
     try:
         doc = yaml.safe_load(data.decode("utf-8-sig"))
+        return _entries(path, doc)
+    except RecursionError:
+        raise BadTraceFile(path, "YAML nested too deeply, or recursive through an anchor") from None
     except UnicodeDecodeError as exc:
         raise BadTraceFile(path, f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         at = f" at line {where.line + 1}, column {where.column + 1}" if where else ""
         raise BadTraceFile(path, f"not valid YAML{at}: {getattr(exc, 'problem', None) or exc}") from None
+
+
+def _entries(path: Path, doc) -> MappingResult:
     if not isinstance(doc, dict):
         raise BadTraceFile(path, "an op mapping is a YAML mapping of operator names; this file holds "
                                  f"{type(doc).__name__ if doc is not None else 'nothing'}")
@@ -117,6 +121,9 @@ def read(path: Path) -> MappingResult:
     result.metadata = [(str(k), _safe(v)) for k, v in doc.items()
                        if k != SECTION and not isinstance(v, dict)]
     result.event_count = position
+    if not position and SECTION not in doc:
+        raise BadTraceFile(path, "not an op mapping: no operator entry (a mapping of an operator name to its "
+                                 "kernel_type, zero_cost, ...) and no operator_mappings key")
     device = doc.get("device")
     result.device = str(device) if isinstance(device, (str, int, float)) else None
     return result

@@ -18,7 +18,6 @@ import math
 from decimal import ROUND_HALF_EVEN, Decimal
 
 import duckdb
-import orjson
 import pyarrow as pa
 
 MAX_TEXT = 1 << 20  # characters: a longer value is not a list of kernels
@@ -68,15 +67,17 @@ def parse_pairs(value) -> tuple[str, str | None, list[tuple[str, int]]]:
 def store_sub_kernels(con: duckdb.DuckDBPyConnection, trace_id: int) -> None:
     """Parse the sub_kernel_durations of every operator of a trace (the caller owns the transaction)."""
     rows = con.execute(
-        "SELECT event_id, json_extract(args, '$.sub_kernel_durations')::VARCHAR FROM other_events "
-        "WHERE trace_id = ? AND ph = 'X' AND json_extract(args, '$.sub_kernel_durations') IS NOT NULL "
+        "SELECT event_id, json_type(args, '$.sub_kernel_durations'), "
+        "json_extract_string(args, '$.sub_kernel_durations'), json_extract(args, '$.sub_kernel_durations')::VARCHAR "
+        "FROM other_events WHERE trace_id = ? AND ph = 'X' AND json_extract(args, '$.sub_kernel_durations') IS NOT NULL "
         "ORDER BY event_id", [trace_id]).fetchall()
     lists: dict[str, list] = {n: [] for n in LIST_SCHEMA.names}
     pairs: dict[str, list] = {n: [] for n in PAIR_SCHEMA.names}
-    for event_id, text in rows:
-        value = orjson.loads(text)
-        status, problem, found = parse_pairs(value)
-        for key, item in zip(LIST_SCHEMA.names, (trace_id, event_id, value if isinstance(value, str) else text,
+    for event_id, json_type, value, text in rows:
+        # only a JSON string is the script's Python text; any other JSON value is malformed as it is
+        status, problem, found = parse_pairs(value) if json_type == "VARCHAR" else (
+            "malformed", f"not a text but JSON {json_type.lower()}", [])
+        for key, item in zip(LIST_SCHEMA.names, (trace_id, event_id, value if json_type == "VARCHAR" else text,
                                                   status, problem, len(found))):
             lists[key].append(item)
         for position, (name, dur_ns) in enumerate(found):
