@@ -536,6 +536,17 @@ def test_only_yaml_files_or_op_mapping_read_as_yaml(tmp_path, profile_csv):
             ("mapping.txt", "op-mapping"), ("tc", "tensorcast")]
 
 
+def model_db(tmp_path, events, mapping_text, profile, name="tc"):
+    """A database holding a TensorCast trace of these events, loaded with an op mapping, and a profile."""
+    tc = tmp_path / f"{name}.json"
+    tc.write_text(json.dumps({"traceEvents": events}))
+    mapping = tmp_path / "op_mapping.yaml"
+    mapping.write_text(mapping_text)
+    db = tmp_path / "t.duckdb"
+    run_cli("load", tc, profile, "--op-mapping", mapping, db=db, check=True)
+    return db
+
+
 def test_values_the_script_reads_in_python(tmp_path, profile_csv):
     events = [
         {"name": "process_name", "ph": "M", "pid": 1, "args": {"name": "profiling"}},
@@ -544,12 +555,8 @@ def test_values_the_script_reads_in_python(tmp_path, profile_csv):
         x_event("torch.ops.x.number", 3, kernel_type="MatMulV2", sub_kernel_durations=1e300),  # not a text
         x_event("torch.ops.aten.view.default", 11, kernel_type="?"),  # zero_cost "false" is true in Python
     ]
-    tc = tmp_path / "tc.json"
-    tc.write_text(json.dumps({"traceEvents": events}))
-    mapping = tmp_path / "op_mapping.yaml"
-    mapping.write_text('aten.view.default: {zero_cost: "false"}\nx.zero: {kernel_type: 0}\n')
-    db = tmp_path / "t.duckdb"
-    run_cli("load", tc, profile_csv, "--op-mapping", mapping, db=db, check=True)
+    db = model_db(tmp_path, events, 'aten.view.default: {zero_cost: "false"}\nx.zero: {kernel_type: 0}\n',
+                  profile_csv)
     with open_db(db, read_only=True) as c:
         assert c.execute("SELECT status, problem FROM tc_sub_kernel_lists").fetchall() == [
             ("malformed", "not a text but JSON double")]
@@ -565,12 +572,8 @@ def test_tc_vs_prof_on_the_fixture(tmp_path):
     events += [x_event("torch.ops.npu.npu_fusion_attention.default", 400, kernel_type="FlashAttentionScore")
                for _ in range(5)]
     events += [x_event("torch.ops.aten.add.Tensor", 14.0) for _ in range(8)]
-    tc = tmp_path / "model.json"
-    tc.write_text(json.dumps({"traceEvents": events}))
-    mapping = tmp_path / "op_mapping.yaml"
-    mapping.write_text("operator_mappings:\n  aten.add.Tensor: {kernel_type: Add}\n")
-    db = tmp_path / "t.duckdb"
-    run_cli("load", tc, KERNEL_DETAILS, "--op-mapping", mapping, db=db, check=True)
+    db = model_db(tmp_path, events, "operator_mappings:\n  aten.add.Tensor: {kernel_type: Add}\n", KERNEL_DETAILS,
+                  name="model")
     proc = run_cli("report", "tc-vs-prof", "-t", "model", "--vs", "kernel_details_cann8", "--format", "json", db=db)
     out = json.loads(proc.stdout)
     rows = [tuple(r.values()) for r in out["main"]]
