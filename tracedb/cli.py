@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
 
 from . import __version__, facts, reports, rules
-from .db import default_path, open_db
+from .db import STORAGE_VERSION, default_path, open_db
 from .errors import TracedbError
 from .ingest import params
 from .ingest.detect import OP_MAPPING
@@ -60,6 +60,13 @@ def load(
         "--meta", help="A parameter of the run the trace records, KEY=VALUE (repeatable), stored in "
                        "trace_params: M, K, N, rows, cols, warmup, iterations, clock_ghz, peak_macs, hwid "
                        "for AIE GEMM runs, or any key of your own.", show_default=False)] = None,
+    wait: Annotated[float, typer.Option(
+        "--wait", help="Seconds to keep trying while another process holds the database.",
+        show_default=False)] = 0.0,
+    storage_version: Annotated[Optional[str], typer.Option(
+        "--storage-version", help=f"DuckDB storage format of a database created now: {STORAGE_VERSION} (default: "
+                                  "DuckDB 1.4 and later read it), a later release such as v1.5.0, or latest.",
+        show_default=False)] = None,
     op_mapping: Annotated[Optional[Path], typer.Option(
         "--op-mapping", help="A TensorCast op_mapping.yaml: loaded too, and recorded as the mapping of the "
                              "traces loaded with it (tc-vs-prof uses it).", show_default=False)] = None,
@@ -73,7 +80,9 @@ def load(
     if name and len(files) > 1:
         raise TracedbError("--name applies to one file; load the files one at a time to name them")
     run_params = params.parse_meta(meta)
-    con = open_db(_db_path(db), memory_limit=LOAD_MEMORY_LIMIT)
+    if wait < 0:
+        raise TracedbError("--wait takes a number of seconds, 0 or more")
+    con = open_db(_db_path(db), memory_limit=LOAD_MEMORY_LIMIT, wait=wait, storage=storage_version)
     outcomes: list[LoadOutcome] = []
     failures = 0
     try:

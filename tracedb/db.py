@@ -3,6 +3,14 @@
 Migrations are the files sql/schema/NNN_*.sql, applied in order, each in its own transaction and
 recorded in tracedb_schema. Views are the files sql/views/*.sql, re-created whenever their text
 changes. The comment block above each CREATE becomes COMMENT ON TABLE/VIEW/COLUMN.
+
+A new database file is written in DuckDB's v1.4.0 storage format (STORAGE_VERSION, or
+$TRACEDB_STORAGE_VERSION, or load --storage-version), which every DuckDB from 1.4 on reads: the
+DuckDB CLI, notebooks and dashboards on older releases open the same file (duckdb 2.0's own
+format is refused by 1.4 readers). An existing file keeps the format it was created with.
+
+DuckDB lets one process write a file, and no other process open it meanwhile, not even to read:
+a file held elsewhere is a one-line error naming the holder, and open_db can wait for it.
 """
 
 from __future__ import annotations
@@ -10,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import time
 from pathlib import Path
 
 import duckdb
@@ -18,6 +27,8 @@ from . import sqlfiles
 from .errors import TracedbError
 
 DEFAULT_DB = "tracedb.duckdb"
+STORAGE_VERSION = "v1.4.0"  # the oldest DuckDB release whose readers must open our files
+WAIT_POLL_SECONDS = 0.5
 _MIGRATION = re.compile(r"^(\d{3})_[\w-]+\.sql$")
 
 
@@ -38,33 +49,57 @@ def latest_version() -> int:
     return max(v for v, _ in migrations())
 
 
+def storage_version() -> str:
+    return os.environ.get("TRACEDB_STORAGE_VERSION") or STORAGE_VERSION
+
+
+class DatabaseLocked(TracedbError):
+    """Another process holds the database file."""
+
+
 def open_db(path: str | os.PathLike | None = None, *, read_only: bool = False,
-            memory_limit: str | None = None) -> duckdb.DuckDBPyConnection:
+            memory_limit: str | None = None, wait: float = 0.0,
+            storage: str | None = None) -> duckdb.DuckDBPyConnection:
     """Open (creating if needed) a tracedb database, migrated and with current views.
 
     A read-only open of a database whose schema or views are out of date upgrades it first
-    through a short read-write connection.
+    through a short read-write connection. wait: seconds to keep trying while another process
+    holds the file. storage: the storage version of a file created now (default storage_version()).
     """
     path = Path(path or default_path())
     if path.is_dir():
         raise TracedbError(f"{path}: is a directory, not a database file")
     if read_only and not path.exists():
         raise TracedbError(f"{path}: no such database (load a trace first: tracedb load FILE --db {path})")
-    con = _connect(path, read_only, memory_limit)
+    deadline = time.monotonic() + max(0.0, wait)
+    while True:
+        try:
+            return _open(path, read_only, memory_limit, storage)
+        except DatabaseLocked:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(WAIT_POLL_SECONDS)
+
+
+def _open(path: Path, read_only: bool, memory_limit: str | None, storage: str | None) -> duckdb.DuckDBPyConnection:
+    con = _connect(path, read_only, memory_limit, storage)
     if read_only:
         if _needs_upgrade(con):
             con.close()
-            _connect(path, False, memory_limit).close()  # upgrade, then reopen read-only
-            con = _connect(path, True, memory_limit)
+            _connect(path, False, memory_limit, storage).close()  # upgrade, then reopen read-only
+            con = _connect(path, True, memory_limit, storage)
     return con
 
 
-def _connect(path: Path, read_only: bool, memory_limit: str | None) -> duckdb.DuckDBPyConnection:
+def _connect(path: Path, read_only: bool, memory_limit: str | None, storage: str | None) -> duckdb.DuckDBPyConnection:
     config = {"memory_limit": memory_limit} if memory_limit else {}
+    if not read_only and not path.exists():
+        config["storage_compatibility_version"] = storage or storage_version()
     try:
         con = duckdb.connect(str(path), read_only=read_only, config=config)
     except duckdb.Error as exc:
-        raise TracedbError(_explain_open_error(path, exc)) from None
+        locked = "Could not set lock" in str(exc) or "Conflicting lock" in str(exc)
+        raise (DatabaseLocked if locked else TracedbError)(_explain_open_error(path, exc)) from None
     if not read_only:
         try:
             migrate(con)
@@ -78,7 +113,14 @@ def _connect(path: Path, read_only: bool, memory_limit: str | None) -> duckdb.Du
 def _explain_open_error(path: Path, exc: Exception) -> str:
     text = str(exc)
     if "Could not set lock" in text or "Conflicting lock" in text:
-        return f"{path}: the database is held by another process; close it (or wait) and try again"
+        holder = re.search(r"held in (.+?) \(PID (\d+)\)", text)
+        who = f"process {holder.group(2)} ({holder.group(1)})" if holder else "another process"
+        return (f"{path}: {who} holds this database (DuckDB allows one writer and no other process "
+                f"meanwhile); close it, or wait for it (tracedb load --wait SECONDS), and try again")
+    if "is not a known DuckDB version" in text:
+        given = re.search(r"version string '([^']*)'", text)
+        return (f"{path}: storage version {given.group(1) if given else '?'} is not a DuckDB release "
+                f"(e.g. {STORAGE_VERSION}, v1.5.0, latest)")
     if "not a valid DuckDB database" in text or "Unrecognized" in text or "not a DuckDB" in text:
         return f"{path}: not a DuckDB database file"
     if "newer" in text.lower() and "version" in text.lower():

@@ -258,9 +258,11 @@ WITH ids AS MATERIALIZED (
     FROM ids
     WHERE problem IS NULL  -- evaluates the checks above: each raises its error
 ), tc AS (
-    SELECT t.* FROM run, tc_kernel_types(run.tc_id, run.mapping_id) t
+    -- uncorrelated calls (scalar subqueries, not a lateral join): DuckDB 1.4 readers of the file
+    -- cannot run an outer join over correlated columns
+    SELECT * FROM tc_kernel_types((SELECT tc_id FROM run), (SELECT mapping_id FROM run))
 ), prof_all AS (
-    SELECT p.*, run.n_fwd FROM run, prof_kernel_types(run.prof_id) p
+    SELECT * FROM prof_kernel_types((SELECT prof_id FROM run))
 ), prof AS (
     SELECT * FROM prof_all WHERE count > 0  -- a type made only of skipped kernels is not compared
 ), joined AS (
