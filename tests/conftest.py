@@ -86,3 +86,15 @@ def table_counts(con) -> dict[str, int]:
     tables = [r[0] for r in con.execute(
         "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND NOT temporary").fetchall()]
     return {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
+
+
+def tc_op(name: str, dur, pid=1, **args) -> dict:
+    """One operator of a TensorCast trace (an X event without a category; args as TensorCast writes them)."""
+    return {"name": name, "ph": "X", "ts": 0, "dur": dur, "pid": pid, "tid": 0, "args": args}
+
+
+def write_tc_trace(path: Path, *ops: dict, process: str | None = "profiling") -> Path:
+    """A TensorCast trace of these operators, their process named (None: unnamed)."""
+    named = [{"name": "process_name", "ph": "M", "pid": 1, "args": {"name": process}}] if process else []
+    path.write_text(json.dumps({"traceEvents": named + list(ops)}))
+    return path

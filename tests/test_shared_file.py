@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, KINETO, run_cli
+from conftest import FIXTURES, KINETO, run_cli, tc_op, write_tc_trace
 from tracedb.db import open_db
 
 OLD_DUCKDB = "duckdb==1.4.*"
@@ -63,10 +63,8 @@ def old_python(tmp_path_factory) -> Path:
 def shared_db(tmp_path_factory) -> Path:
     """A database written by tracedb holding every kind of input."""
     db = tmp_path_factory.mktemp("shared") / "shared.duckdb"
-    tc = db.parent / "tc.json"
-    tc.write_text(json.dumps({"traceEvents": [
-        {"name": "torch.ops.aten.mm.default", "ph": "X", "ts": 0, "dur": 180, "pid": 0, "tid": 0,
-         "args": {"kernel_type": "MatMulV2", "source": "MEASURED"}}]}))
+    tc = write_tc_trace(db.parent / "tc.json", tc_op("torch.ops.aten.mm.default", 180, kernel_type="MatMulV2",
+                                                     source="MEASURED"))
     h100, mi300 = (next(p for p in KINETO if p.name.startswith(n)) for n in ("h100_bert", "mi300_bert"))
     run_cli("load", h100, mi300, AIE, KERNEL_DETAILS, tc, db=db, check=True)
     return db

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from pathlib import Path
@@ -12,7 +13,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
 
-from . import __version__, facts, reports, rules
+from . import __version__, exchange, facts, html, reports, rules
 from .db import STORAGE_VERSION, default_path, open_db
 from .errors import TracedbError
 from .ingest import params
@@ -49,7 +50,8 @@ def _db_path(db: Optional[Path]) -> Path:
 @app.command()
 def load(
     files: Annotated[List[Path], typer.Argument(help="Trace files: Chrome-trace JSON (plain or gzip), Ascend "
-                                                     "CSV, op_mapping.yaml.",
+                                                     "CSV, op_mapping.yaml; or a directory written by tracedb "
+                                                     "export.",
                                                 show_default=False)],
     db: DbOption = None,
     name: Annotated[Optional[str], typer.Option(
@@ -98,13 +100,17 @@ def load(
             run_params = {**run_params, "op_mapping": mapped.name}
         for path in files:
             try:
-                outcome = _load_with_progress(con, path, name, replace, run_params)
+                if exchange.is_export(path):  # a directory written by tracedb export
+                    loaded = exchange.load_export(con, path, replace)
+                else:
+                    loaded = [_load_with_progress(con, path, name, replace, run_params)]
             except TracedbError as exc:
                 say(f"tracedb: error: {exc}")
                 failures += 1
                 continue
-            outcomes.append(outcome)
-            _report_outcome(outcome)
+            for outcome in loaded:
+                outcomes.append(outcome)
+                _report_outcome(outcome)
     finally:
         con.close()
     if outcomes:
@@ -144,6 +150,21 @@ def _report_outcome(o: LoadOutcome) -> None:
     if not o.complete:
         say(f"tracedb: warning: {o.path}: trace is incomplete, loaded {o.events} complete event(s): "
                   f"{o.problem}")
+
+
+@app.command()
+def export(
+    directory: Annotated[Path, typer.Argument(help="A new (or empty) directory to write to.", show_default=False)],
+    db: DbOption = None,
+    trace: Annotated[Optional[List[str]], typer.Option(
+        "--trace", "-t", help="Only this trace (name or id; repeatable). Default: every trace.",
+        show_default=False)] = None,
+) -> None:
+    """Write the traces as Parquet: DIR/<table>/trace=<name>/data.parquet for every table, the
+    user's rules, and a manifest with the schema version. `tracedb load DIR` brings them back."""
+    with open_db(_db_path(db), read_only=True) as con:
+        done = exchange.export(con, directory, trace)
+    say(f"tracedb: exported {done.traces} trace(s) to {done.path} ({done.files} Parquet files)")
 
 
 @app.command("ls")
@@ -284,10 +305,15 @@ def run_report(
     rules_file: RulesOption = None,
     show_sql: Annotated[bool, typer.Option("--show-sql", help="Print the report's SQL and the parameter "
                                                               "values instead of running it.")] = False,
-    fmt: FormatOption = Format.table,
+    output: Annotated[Optional[Path], typer.Option(
+        "--output", "-o", help="Write to this file instead of standard output (e.g. with --format html: one "
+                               "self-contained page with the tables and their charts).", show_default=False)] = None,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format; html: a page with charts.")]
+        = Format.table,
 ) -> None:
     """Run a report: a table per trace with a totals row, or for a comparison (--trace A --vs B)
-    its tables titled with both traces (csv/json: plain rows)."""
+    its tables titled with both traces (csv/json: plain rows; html: a self-contained page with
+    the report's charts as inline SVG)."""
     report = reports.get(name)
     given = reports.parse_params(param)
     named = {"trace": trace, "vs": vs, "phase": phase, "limit": limit, "forward_passes": forward_passes,
@@ -311,6 +337,21 @@ def run_report(
         reports.check_trace(con, vs)
         labels = reports.trace_labels(con, values) if report.compares else None
         results = [r for r in reports.run(con, report, values) if section in (None, r[0].name)]
+    if output is not None:
+        try:
+            with open(output, "w", encoding="utf-8") as out, contextlib.redirect_stdout(out):
+                _print_report(report, results, fmt, labels)
+        except OSError as exc:
+            raise TracedbError(f"{output}: cannot write: {exc.strerror or exc}") from None
+        say(f"tracedb: wrote {output}")
+    else:
+        _print_report(report, results, fmt, labels)
+
+
+def _print_report(report, results, fmt: Format, labels) -> None:
+    if fmt is Format.html:
+        sys.stdout.write(html.page(report, results, labels))
+        return
     if fmt is Format.json and len(results) > 1:
         typer.echo(to_json({sec.name: records(cols, rows) for sec, cols, rows in results}))
         return

@@ -15,6 +15,7 @@ a file held elsewhere is a one-line error naming the holder, and open_db can wai
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -47,6 +48,21 @@ def migrations() -> list[tuple[int, Path]]:
 
 def latest_version() -> int:
     return max(v for v, _ in migrations())
+
+
+@contextlib.contextmanager
+def transaction(con: duckdb.DuckDBPyConnection, failure: str):
+    """BEGIN ... COMMIT, or ROLLBACK on any error; a DuckDB error becomes one line, '<failure>: <error>'."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield
+        con.execute("COMMIT")
+    except duckdb.Error as exc:
+        con.execute("ROLLBACK")
+        raise TracedbError(f"{failure}: {' '.join(str(exc).split())[:300]}") from None
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
 
 
 def storage_version() -> str:

@@ -19,12 +19,15 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from .errors import TracedbError
+
 
 class Format(str, enum.Enum):
     table = "table"
     csv = "csv"
     json = "json"
     markdown = "markdown"
+    html = "html"  # reports only (tracedb.html)
 
 
 def human_ns(ns: float) -> str:
@@ -121,6 +124,8 @@ def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: Format | 
     beside its row's first cell (table and markdown only: machine formats keep raw rows)."""
     out = out or sys.stdout
     fmt = Format(fmt)
+    if fmt is Format.html:
+        raise TracedbError("--format html is for reports: tracedb report NAME --format html -o FILE.html")
     formats = formats or {}
     if fmt in (Format.table, Format.markdown) and any(n in columns for n in notes):
         keep = [i for i, c in enumerate(columns) if c not in notes]
@@ -142,7 +147,7 @@ def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: Format | 
         for row in rows:
             writer.writerow(["" if v is None else v for v in row])
         return
-    total_row = _totals(columns, rows, totals) if totals and rows else None
+    total_row = column_totals(columns, rows, totals) if totals and rows else None
     cells = [[display(c, v, formats.get(c)) for c, v in zip(columns, row)] for row in rows]
     total_cells = ([display(c, v, formats.get(c)) if v is not None else "" for c, v in zip(columns, total_row)]
                    if total_row else None)
@@ -170,7 +175,7 @@ def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: Format | 
         console.print("(no rows)")
 
 
-def _totals(columns: Sequence[str], rows: Sequence[Sequence[Any]], totals: Sequence[str]) -> list[Any]:
+def column_totals(columns: Sequence[str], rows: Sequence[Sequence[Any]], totals: Sequence[str]) -> list[Any]:
     out: list[Any] = []
     for i, name in enumerate(columns):
         values = [r[i] for r in rows if _is_number(r[i])]

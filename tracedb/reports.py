@@ -16,6 +16,9 @@ the SQL. Column formats: text, count, duration (ns), percent, ratio, bytes, id; 
 columns summed in the totals row, `note` a sentence printed under the table rather than in it,
 `json` a nested value (a list of structs) shown in JSON output only.
 
+A header may declare bar charts for HTML output, `Chart: op+phase -> a_total_ns,b_total_ns  Title`:
+one bar group per row, labelled by the columns before the arrow, one bar per column after it.
+
 A report may print several tables: each further SELECT starts with its own header,
 
     -- Section: summary
@@ -60,11 +63,20 @@ class Param:
 
 
 @dataclass
+class Chart:
+    """A bar chart of a section (HTML output): one row per label, one bar per value column."""
+    labels: list[str]
+    values: list[str]
+    title: str
+
+
+@dataclass
 class Section:
     name: str
     summary: str
     sql: str
     columns: dict[str, Column] = field(default_factory=dict)
+    charts: list[Chart] = field(default_factory=list)
 
 
 @dataclass
@@ -159,6 +171,10 @@ def parse(path: Path) -> Report:
         section.summary = _parse_header(path, report, section, head[1:], allow_params=(n == 0))
         if not section.columns:
             raise TracedbError(f"{path}: line {start + 1}: section {title!r} has no 'Columns:' block")
+        for chart in section.charts:
+            unknown = [c for c in chart.labels + chart.values if c not in section.columns]
+            if unknown:
+                raise TracedbError(f"{path}: section {title!r}: chart {chart.title!r} names no column {unknown[0]!r}")
         report.sections.append(section)
     return report
 
@@ -177,7 +193,12 @@ def _parse_header(path: Path, report: Report, section: Section, header: list[tup
         if not stripped:
             continue
         try:
-            if part == "summary":
+            if part == "summary" and stripped.lower().startswith("chart:"):
+                m = re.match(r"^chart:\s*(\w+(?:\+\w+)*)\s*->\s*(\w+(?:,\w+)*)\s+(.+)$", stripped, re.I)
+                if not m:
+                    raise ValueError("expected 'Chart: label[+label] -> value[,value]  title'")
+                section.charts.append(Chart(m.group(1).split("+"), m.group(2).split(","), m.group(3).strip()))
+            elif part == "summary":
                 summary.append(stripped)
             elif part == "parameters":
                 m = re.match(r"^(\w+)\s*=\s*('[^']*'|\S+)\s*(.*)$", stripped)

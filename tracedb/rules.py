@@ -125,18 +125,10 @@ def add_file(con: duckdb.DuckDBPyConnection, path: Path, source: str | None = No
     source = source or path.name
     if source == BUILTIN:
         raise TracedbError(f"{path}: the source name {BUILTIN!r} is reserved for the packaged rules")
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with db.transaction(con, f"{path}: cannot load rules"):
         db.run_file(con, kind.loader, {"source": source, "path": str(path.resolve())})
         count = con.execute(f"SELECT count(*) FROM {kind.table} WHERE source = ?", [source]).fetchone()[0]
         facts.derive_all(con)
-        con.execute("COMMIT")
-    except duckdb.Error as exc:
-        con.execute("ROLLBACK")
-        raise TracedbError(f"{path}: cannot load rules: {' '.join(str(exc).split())}") from None
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
     return kind.table, source, count
 
 

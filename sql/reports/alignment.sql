@@ -2,6 +2,7 @@
 -- Two traces layer by layer: the seed analyzer's layer-wise breakdown (A slower / A faster /
 -- similar by 0.1 ms and 1.2x), then kernel pairs aligned by operation and its occurrence within
 -- each layer over every forward pass, with same-kernel flags and fusion notes.
+-- Chart: layer -> a_total_ns,b_total_ns,gap_ns  Time per layer, and the gap
 -- Parameters:
 --   trace = NULL   trace A (name or id)
 --   vs = NULL      trace B (name or id)

@@ -20,7 +20,7 @@ WITH k AS (
     SELECT trace_id, trace, name, op, pattern, phase, cpu_op, dur_ns
     FROM selected_kernels($trace, $phase)
 ), rows AS (
-    SELECT trace_id, trace, name AS kernel, op, pattern, phase, mode(cpu_op) AS cpu_op,
+    SELECT trace_id, trace, name AS kernel, op, pattern, phase, mode(cpu_op ORDER BY cpu_op) AS cpu_op,
            count(*) AS kernels, sum(dur_ns) AS total_ns, avg(dur_ns) AS avg_ns
     FROM k GROUP BY trace_id, trace, name, op, pattern, phase
 )

@@ -19,7 +19,7 @@ SELECT trace, phase, count(DISTINCT iteration) AS iterations, count(*) AS kernel
        sum(dur_ns) AS total_ns,
        100.0 * sum(dur_ns) / sum(sum(dur_ns)) OVER (PARTITION BY trace_id) AS share_pct,
        sum(dur_ns) / nullif(count(DISTINCT iteration), 0) AS per_iteration_ns,
-       arg_min(annotation, ts_ns) AS first_annotation
+       arg_min(annotation, (ts_ns, annotation)) AS first_annotation
 FROM k
 GROUP BY trace_id, trace, phase
 ORDER BY trace_id, CASE phase WHEN 'prefill' THEN 1 WHEN 'decode' THEN 2 WHEN 'mixed' THEN 3 ELSE 4 END;

@@ -33,7 +33,8 @@ LIMIT $limit;
 --   b_faster      count     kernels faster in B
 --   a_total_ns    duration  A's time in them
 --   b_total_ns    duration  B's time in them
-SELECT count(*) AS same_kernels, avg(ratio) AS mean_ratio,
+SELECT count(*) AS same_kernels,
+       avg(ratio ORDER BY kernel) AS mean_ratio,  -- in one order: a sum of doubles depends on the order of its terms
        count(*) FILTER (faster = 'A') AS a_faster, count(*) FILTER (faster = 'B') AS b_faster,
        coalesce(sum(a_total_ns), 0) AS a_total_ns, coalesce(sum(b_total_ns), 0) AS b_total_ns
 FROM same_kernels($trace, $vs, $phase);

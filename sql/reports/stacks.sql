@@ -21,9 +21,11 @@ WITH k AS (
     LEFT JOIN python_stacks s USING (trace_id, stack_id)
 )
 SELECT trace, op, count(*) AS kernels, sum(dur_ns) AS total_ns,
-       mode(cpu_op) AS cpu_op, count(DISTINCT cpu_op) AS cpu_op_variants,
-       coalesce(mode(summary), mode(cpu_op)) AS summary, count(DISTINCT stack_id) AS stack_variants,
-       array_to_string(list_transform(mode(python_stack)[-4:], lambda f: _stack_shorten(f, 80)), ' > ')
+       -- each mode in one order, so that a tie goes the same way whatever the order of the rows
+       mode(cpu_op ORDER BY cpu_op) AS cpu_op, count(DISTINCT cpu_op) AS cpu_op_variants,
+       coalesce(mode(summary ORDER BY summary), mode(cpu_op ORDER BY cpu_op)) AS summary,
+       count(DISTINCT stack_id) AS stack_variants,
+       array_to_string(list_transform(mode(python_stack ORDER BY python_stack)[-4:], lambda f: _stack_shorten(f, 80)), ' > ')
            AS python_path
 FROM k
 GROUP BY trace_id, trace, op

@@ -4,6 +4,7 @@
 -- whether the model found the type in its profiling data (HIT), fell back to analytic (MISS),
 -- both (PARTIAL) or lacks it (unmodelled). --format json gives the rows of TensorCast's
 -- op_comparison.json.
+-- Chart: kernel_type -> tc_total_us,prof_per_fwd_us  Modelled and measured time per kernel type, µs
 -- Parameters:
 --   trace = NULL           the TensorCast trace (name or id)
 --   vs = NULL              the profile: kernel_details.csv, op_summary or a forward-pass CSV (name or id)

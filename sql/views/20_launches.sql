@@ -29,7 +29,8 @@ QUALIFY row_number() OVER (PARTITION BY trace_id, correlation
 --   event_id     event_id of the op in cpu_ops
 --   name         operator name, e.g. aten::mm
 CREATE OR REPLACE VIEW _cpu_op_by_external AS
-SELECT trace_id, external_id, arg_max(event_id, ts_ns) AS event_id, arg_max(name, ts_ns) AS name
+SELECT trace_id, external_id, arg_max(event_id, (ts_ns, event_id)) AS event_id,
+       arg_max(name, (ts_ns, event_id)) AS name
 FROM cpu_ops
 WHERE external_id IS NOT NULL
 GROUP BY trace_id, external_id;

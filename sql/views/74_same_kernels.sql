@@ -21,7 +21,7 @@
 --   faster      'A', 'B' or 'equal': the side whose mean duration is lower
 CREATE OR REPLACE MACRO same_kernels(trace_a, trace_b, want_phase) AS TABLE
 WITH per_side AS (
-    SELECT side, name, first(align_op) AS op, count(*) AS kernels, sum(dur_ns) AS total_ns, avg(dur_ns) AS avg_ns
+    SELECT side, name, first(align_op ORDER BY align_op) AS op, count(*) AS kernels, sum(dur_ns) AS total_ns, avg(dur_ns) AS avg_ns
     FROM pair_kernels(trace_a, trace_b, want_phase)
     GROUP BY side, name
 ), a AS (SELECT * FROM per_side WHERE side = 'A'), b AS (SELECT * FROM per_side WHERE side = 'B')

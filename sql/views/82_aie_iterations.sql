@@ -75,8 +75,8 @@ CREATE OR REPLACE VIEW aie_iterations AS
 SELECT trace_id, pid, any_value(tile_name) AS tile_name, iteration_index,
        count(*) AS num_kernels, avg(dur_cycles) AS avg_duration_cycles,
        min(dur_cycles) AS min_duration_cycles, max(dur_cycles) AS max_duration_cycles,
-       arg_max(end_cycles, start_cycles) - min(start_cycles) AS total_span_cycles,
-       min(start_cycles) AS first_start, arg_max(end_cycles, start_cycles) AS last_end
+       arg_max(end_cycles, (start_cycles, end_cycles)) - min(start_cycles) AS total_span_cycles,
+       min(start_cycles) AS first_start, arg_max(end_cycles, (start_cycles, end_cycles)) AS last_end
 FROM aie_kernel_iterations
 GROUP BY trace_id, pid, iteration_index;
 

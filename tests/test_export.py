@@ -1,0 +1,126 @@
+"""Parquet export and loading it back: every report gives the same output on the imported database."""
+
+from __future__ import annotations
+
+import json
+
+import duckdb
+import pytest
+
+from conftest import FIXTURES, KINETO, run_cli, tc_op, write_tc_trace
+from tracedb import reports
+from tracedb.db import open_db
+from tracedb.exchange import MANIFEST
+
+KERNEL_DETAILS = FIXTURES / "ascend" / "kernel_details_cann8.csv"
+AIE = sorted((FIXTURES / "aie").glob("*.json"))
+PAIR = ("h100_bert-small", "mi300_bert-small")
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory):
+    """A database with traces of every kind, a user rules file, an op mapping; and its export."""
+    tmp = tmp_path_factory.mktemp("export")
+    db = tmp / "source.duckdb"
+    tc = write_tc_trace(tmp / "tc.json", tc_op("torch.ops.aten.mm.default", 180, kernel_type="MatMulV2",
+                                               source="MEASURED"), tc_op("torch.ops.aten.add.Tensor", 14))
+    mapping = tmp / "op_mapping.yaml"
+    mapping.write_text("operator_mappings:\n  aten.add.Tensor: {kernel_type: Add}\n")
+    rules = tmp / "my_rules.csv"
+    rules.write_text("priority,platform,match,pattern,op,label\n1,AMD,prefix,attn_fwd,Flash Attention (Triton),mine\n")
+    pair = [next(p for p in KINETO if p.name.startswith(n)) for n in PAIR]
+    run_cli("load", *pair, *AIE, KERNEL_DETAILS, tc, "--op-mapping", mapping, "--rules", rules, db=db, check=True)
+    out = tmp / "export"
+    proc = run_cli("export", out, db=db)
+    assert proc.returncode == 0, proc.stderr
+    return db, out
+
+
+def report_runs():
+    """Every report with the parameters it needs on the source database."""
+    runs = []
+    for name, report in sorted(reports.available().items()):
+        if name == "tc-vs-prof":
+            runs.append((name, "--trace", "tc", "--vs", "kernel_details_cann8"))
+        elif report.compares:
+            runs.append((name, "--trace", PAIR[0], "--vs", PAIR[1]))
+        else:
+            runs.append((name,))
+    return runs
+
+
+def test_round_trip_gives_identical_reports(source, tmp_path):
+    db, out = source
+    copy = tmp_path / "copy.duckdb"
+    proc = run_cli("load", out, db=copy)
+    assert proc.returncode == 0, proc.stderr
+    runs = report_runs()
+    assert len(runs) == len(reports.available()) >= 13
+    for args in runs:
+        a = run_cli("report", *args, "--format", "json", db=db)
+        b = run_cli("report", *args, "--format", "json", db=copy)
+        assert a.returncode == 0 and b.returncode == 0, (args, a.stderr, b.stderr)
+        assert a.stdout == b.stdout, args
+    with open_db(db, read_only=True) as x, open_db(copy, read_only=True) as y:
+        tables = [t for (t,) in x.execute("SELECT DISTINCT table_name FROM duckdb_columns() "
+                                          "WHERE column_name = 'trace_id' AND schema_name = 'main' "
+                                          "AND table_name IN (SELECT table_name FROM duckdb_tables())").fetchall()]
+        for table in tables + ["kernel_rules", "annotation_patterns"]:
+            query = f"SELECT * FROM {table} ORDER BY ALL"
+            assert x.execute(query).fetchall() == y.execute(query).fetchall(), table
+    again = run_cli("load", out, db=copy)  # the same content again: skipped
+    assert again.returncode == 0 and again.stderr.count("skipped: identical content") == 7
+
+
+def test_export_layout_reads_as_hive_partitions(source):
+    db, out = source
+    manifest = json.loads((out / MANIFEST).read_text())
+    with open_db(db, read_only=True) as con:
+        assert manifest["schema_version"] == con.execute("SELECT max(version) FROM tracedb_schema").fetchone()[0]
+        names = [n for (n,) in con.execute("SELECT name FROM traces ORDER BY trace_id").fetchall()]
+        kernels = con.execute("SELECT t.name, count(*) FROM kernels JOIN traces t USING (trace_id) "
+                              "GROUP BY ALL ORDER BY 1").fetchall()
+    assert [t["name"] for t in manifest["traces"]] == names
+    assert (out / "kernels" / "trace=h100_bert-small" / "data.parquet").is_file()
+    assert (out / "kernel_rules" / "user.parquet").is_file() and "kernels" in manifest["tables"]
+    plain = duckdb.connect()
+    got = plain.execute("SELECT trace, count(*) FROM read_parquet(?, hive_partitioning = true) GROUP BY ALL ORDER BY 1",
+                        [str(out / "kernels" / "*" / "*.parquet")]).fetchall()
+    assert got == kernels
+
+
+def test_export_of_some_traces_and_user_errors(source, tmp_path):
+    db, out = source
+    some = tmp_path / "some"
+    run_cli("export", some, "--trace", "tc", "--trace", "op_mapping", db=db, check=True)
+    assert [t["name"] for t in json.loads((some / MANIFEST).read_text())["traces"]] == ["op_mapping", "tc"]
+    assert sorted(p.name for p in (some / "traces").iterdir()) == ["trace=op_mapping", "trace=tc"]
+    for args, message in [((out,), "exists and is not an empty directory"),
+                          ((tmp_path / "x", "--trace", "nope"), "no trace named 'nope'")]:
+        proc = run_cli("export", *args, db=db)
+        assert proc.returncode == 1 and message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    newer = tmp_path / "newer"
+    newer.mkdir()
+    (newer / MANIFEST).write_text(json.dumps({"format": "tracedb-export", "schema_version": 999, "traces": []}))
+    proc = run_cli("load", newer, db=tmp_path / "n.duckdb")
+    assert proc.returncode == 1 and "exported with schema v999, newer than this tracedb's" in proc.stderr
+
+
+def test_a_broken_export_leaves_the_database_unchanged(source, tmp_path):
+    _, out = source
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / MANIFEST).write_text((out / MANIFEST).read_text())
+    for table_dir in out.iterdir():
+        if table_dir.is_dir():
+            (broken / table_dir.name).symlink_to(table_dir, target_is_directory=True)
+    (broken / "kernels").unlink()
+    (broken / "kernels" / "trace=h100_bert-small").mkdir(parents=True)
+    (broken / "kernels" / "trace=h100_bert-small" / "data.parquet").write_bytes(b"not parquet")
+    db = tmp_path / "t.duckdb"
+    proc = run_cli("load", broken, db=db)
+    assert proc.returncode == 1 and "cannot load the exported trace 'h100_bert-small'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    with open_db(db, read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM traces").fetchone()[0] == 0
+        assert con.execute("SELECT count(*) FROM kernels").fetchone()[0] == 0

@@ -1,0 +1,124 @@
+"""HTML reports: one self-contained page per report, its tables and its charts as inline SVG."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from html.parser import HTMLParser
+
+import pytest
+
+from conftest import FIXTURES, KINETO, run_cli, tc_op, write_tc_trace
+from test_compare import A_LAYER, B_LAYER, build
+from tracedb import reports
+
+AIE = FIXTURES / "aie" / "mlir-aie_parse-trace_test1.json"
+KERNEL_DETAILS = FIXTURES / "ascend" / "kernel_details_cann8.csv"
+PAIR = ("h100_bert-small", "mi300_bert-small")
+RUNS = {
+    "ops": ("--trace", PAIR[0]),
+    "compare": ("--trace", PAIR[0], "--vs", PAIR[1]),
+    "alignment": ("--trace", PAIR[0], "--vs", PAIR[1]),
+    "fusion": ("--trace", "nv", "--vs", "amd"),  # a pair with planted fusions (tests/test_compare.py)
+    "aie-iterations": ("--trace", "mlir-aie_parse-trace_test1"),
+    "tc-vs-prof": ("--trace", "tc", "--vs", "kernel_details_cann8"),
+}
+
+
+class Page(HTMLParser):
+    """What a page holds: its tables' rows, its charts' bars, and anything that would reach outside."""
+
+    def __init__(self):
+        super().__init__()
+        self.tables: list[list[int]] = []  # per table: cells per row
+        self.svgs: list[dict] = []
+        self.outside: list[str] = []
+        self.tags: set[str] = set()
+        self._svg = None
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.add(tag)
+        attrs = dict(attrs)
+        for key in ("src", "href"):
+            if key in attrs:
+                self.outside.append(f"{tag} {key}={attrs[key]}")
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr":
+            self.tables[-1].append(0)
+        elif tag in ("td", "th"):
+            self.tables[-1][-1] += 1
+        elif tag == "svg":
+            self._svg = {"rects": 0, "xmlns": attrs.get("xmlns")}
+            self.svgs.append(self._svg)
+        elif tag == "rect" and self._svg is not None:
+            self._svg["rects"] += 1
+
+    def handle_endtag(self, tag):
+        if tag == "svg":
+            self._svg = None
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("html")
+    path = tmp / "t.duckdb"
+    tc = write_tc_trace(tmp / "tc.json", tc_op("torch.ops.aten.mm.default", 180, kernel_type="MatMulV2",
+                                               source="MEASURED"))
+    pair = [next(p for p in KINETO if p.name.startswith(n)) for n in PAIR]
+    planted = [build(tmp / "nv.json", A_LAYER), build(tmp / "amd.json", B_LAYER, platform="AMD")]
+    run_cli("load", *pair, *planted, AIE, KERNEL_DETAILS, tc, db=path, check=True)
+    return path
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_html_page_has_tables_and_charts(db, tmp_path, name):
+    out = tmp_path / f"{name}.html"
+    proc = run_cli("report", name, *RUNS[name], "--format", "html", "-o", out, db=db)
+    assert proc.returncode == 0 and f"wrote {out}" in proc.stderr, proc.stderr
+    rows = json.loads(run_cli("report", name, *RUNS[name], "--format", "json", db=db, check=True).stdout)
+    sections = rows if isinstance(rows, dict) else {"main": rows}
+    page = Page()
+    page.feed(out.read_text(encoding="utf-8"))
+    assert "script" not in page.tags and page.outside == []  # self-contained: nothing fetched, nothing run
+    report = reports.get(name)
+    expected_tables = [s for s in report.sections if sections.get(s.name)]
+    assert len(page.tables) == len(expected_tables)
+    for table, section in zip(page.tables, expected_tables):
+        shown = [c for c in section.columns.values() if not c.json_only and not c.note]
+        totals = any(c.total for c in shown)
+        assert len(table) == 1 + len(sections[section.name]) + totals, section.name
+        assert set(table) == {len(shown)}
+    charts = [(c, len(sections[s.name])) for s in report.sections for c in s.charts if sections.get(s.name)]
+    assert len(page.svgs) == len(charts) >= 1
+    for svg, (chart, n) in zip(page.svgs, charts):
+        legend = len(chart.values) if len(chart.values) > 1 else 0
+        assert svg["xmlns"] == "http://www.w3.org/2000/svg"
+        assert svg["rects"] == min(n, 40) * len(chart.values) + legend
+
+
+def test_every_chart_names_columns_of_its_section():
+    charted = {n for n, r in reports.available().items() if any(s.charts for s in r.sections)}
+    assert charted >= set(RUNS)
+
+
+def test_html_is_for_reports_only(db):
+    proc = run_cli("ls", "--format", "html", db=db)
+    assert proc.returncode == 1 and "--format html is for reports" in proc.stderr
+
+
+BROWSERS = ("chromium", "chromium-browser", "google-chrome")
+
+
+@pytest.mark.skipif(not any(shutil.which(b) for b in BROWSERS), reason="no headless Chromium installed")
+def test_html_renders_in_a_headless_browser(db, tmp_path):
+    page = tmp_path / "compare.html"
+    run_cli("report", "compare", *RUNS["compare"], "--format", "html", "-o", page, db=db, check=True)
+    browser = next(shutil.which(b) for b in BROWSERS if shutil.which(b))
+    png = tmp_path / "compare.png"
+    proc = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", f"--screenshot={png}",
+                           "--window-size=1200,1600", page.as_uri()], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000

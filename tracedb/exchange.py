@@ -1,0 +1,175 @@
+"""Parquet export of a database, and loading such an export back.
+
+`tracedb export DIR` writes every table that holds per-trace rows as Parquet, one directory per
+table and one Hive partition per trace (DIR/<table>/trace=<name>/data.parquet, the name
+percent-encoded), the user's own classification rules (DIR/kernel_rules/, DIR/annotation_patterns/)
+and a manifest (DIR/tracedb-export.json: schema version, tracedb and DuckDB versions, traces,
+tables and their columns). Any Parquet reader takes the files as they are: DuckDB with
+read_parquet('DIR/kernels/*/*.parquet', hive_partitioning = true), pandas, Spark.
+
+`tracedb load DIR` brings an export back in one transaction (a broken file anywhere leaves the
+database as it was): each trace under a new trace id, skipped when a trace of the same content
+(sha256) is there, refused when the name is taken unless replace is asked for; the user's rules
+are added when missing; the derived facts are then derived again by this database's views, so
+every view and report works on the imported traces as on loaded ones. An export of an older schema
+loads (columns it lacks read NULL); a newer one is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+import duckdb
+
+from . import __version__, db, facts
+from .errors import TracedbError
+from .ingest.loader import LoadOutcome, delete_trace, trace_tables
+
+MANIFEST = "tracedb-export.json"
+RULE_TABLES = ("kernel_rules", "annotation_patterns")
+
+
+def _sql_text(text: str) -> str:
+    """A SQL string literal (COPY takes its file name as a literal, not a parameter)."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def partition(name: str) -> str:
+    """The directory of a trace's partition: trace=<name, percent-encoded>."""
+    return "trace=" + quote(name, safe="")
+
+
+@dataclass
+class Exported:
+    traces: int
+    files: int
+    path: Path
+
+
+def export(con: duckdb.DuckDBPyConnection, out: Path, names: list[str] | None = None) -> Exported:
+    """Write the traces named (all when none are) to out, which must not exist or be empty."""
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise TracedbError(f"{out}: exists and is not an empty directory; export to a new one")
+    traces = con.execute("SELECT trace_id, name, sha256, format, platform FROM traces ORDER BY trace_id").fetchall()
+    if names:
+        wanted = []
+        for name in names:
+            hit = [t for t in traces if t[1] == name or str(t[0]) == name]
+            if not hit:
+                raise TracedbError(f"no trace named {name!r} (see: tracedb ls)")
+            wanted += hit
+        traces = [t for t in traces if t in wanted]  # in trace_id order, each once
+    if not traces:
+        raise TracedbError("the database holds no trace to export")
+    out.mkdir(parents=True, exist_ok=True)
+    tables = trace_tables(con)
+    files = 0
+    for table in tables:
+        for trace_id, name, *_ in traces:
+            if not con.execute(f"SELECT count(*) FROM {table} WHERE trace_id = ?", [trace_id]).fetchone()[0]:
+                continue
+            target = out / table / partition(name) / "data.parquet"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            con.execute(f"COPY (SELECT * FROM {table} WHERE trace_id = {int(trace_id)}) "
+                        f"TO {_sql_text(str(target))} (FORMAT parquet)")
+            files += 1
+    for table in RULE_TABLES:
+        if con.execute(f"SELECT count(*) FROM {table} WHERE source <> 'builtin'").fetchone()[0]:
+            target = out / table / "user.parquet"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            con.execute(f"COPY (SELECT * FROM {table} WHERE source <> 'builtin') TO {_sql_text(str(target))} "
+                        "(FORMAT parquet)")
+            files += 1
+    manifest = {
+        "format": "tracedb-export",
+        "schema_version": db.schema_version(con),
+        "tracedb_version": __version__,
+        "duckdb_version": duckdb.__version__,
+        "traces": [{"trace_id": t[0], "name": t[1], "sha256": t[2], "format": t[3], "platform": t[4],
+                    "partition": partition(t[1])} for t in traces],
+        "tables": {t: [c for (c,) in con.execute(
+            "SELECT column_name FROM duckdb_columns() WHERE table_name = ? AND schema_name = 'main' "
+            "ORDER BY column_index", [t]).fetchall()] for t in tables},
+    }
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return Exported(len(traces), files, out)
+
+
+def is_export(path: Path) -> bool:
+    return path.is_dir() and (path / MANIFEST).is_file()
+
+
+def read_manifest(path: Path) -> dict:
+    try:
+        manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise TracedbError(f"{path}: unreadable {MANIFEST}: {exc}") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != "tracedb-export":
+        raise TracedbError(f"{path}: {MANIFEST} is not a tracedb export manifest")
+    version = manifest.get("schema_version")
+    if not isinstance(version, int) or version > db.latest_version():
+        raise TracedbError(f"{path}: exported with schema v{version}, newer than this tracedb's "
+                           f"v{db.latest_version()}; upgrade tracedb")
+    return manifest
+
+
+def load_export(con: duckdb.DuckDBPyConnection, path: Path, replace: bool = False) -> list[LoadOutcome]:
+    """Load every trace of an export, and the user's rules it holds, in one transaction."""
+    manifest = read_manifest(path)
+    with db.transaction(con, f"{path}: cannot load the export"):
+        if _load_rules(con, path):
+            facts.derive_all(con)  # the database's own traces, under the rules the export brought
+        outcomes = [_load_trace(con, path, manifest, entry, replace) for entry in manifest.get("traces", [])]
+    return outcomes
+
+
+def _load_rules(con: duckdb.DuckDBPyConnection, path: Path) -> int:
+    added = 0
+    for table in RULE_TABLES:
+        file = path / table / "user.parquet"
+        if file.is_file():
+            added += con.execute(
+                f"INSERT INTO {table} BY NAME SELECT * FROM read_parquet(?, hive_partitioning = false) "
+                f"WHERE source NOT IN (SELECT source FROM {table})", [str(file)]).fetchone()[0]
+    return added
+
+
+def _load_trace(con: duckdb.DuckDBPyConnection, path: Path, manifest: dict, entry: dict,
+                replace: bool) -> LoadOutcome:
+    """One trace of the export (the caller owns the transaction)."""
+    name, digest = entry["name"], entry.get("sha256")
+    where = path / "traces" / entry["partition"]
+    started = time.perf_counter()
+    same = con.execute("SELECT name FROM traces WHERE sha256 = ? ORDER BY trace_id LIMIT 1", [digest]).fetchone()
+    if same and not replace:
+        return LoadOutcome(where, same[0], "skipped",
+                           note=f"identical content already loaded as {same[0]!r} (use --replace to load again)")
+    clash = con.execute("SELECT trace_id FROM traces WHERE name = ?", [name]).fetchone()
+    if clash and not replace:
+        raise TracedbError(f"{path}: a trace named {name!r} already exists; use --replace to load the exported one")
+    if clash:
+        delete_trace(con, clash[0])
+    trace_id = con.execute("SELECT nextval('trace_ids')").fetchone()[0]
+    tables = [t for t in manifest.get("tables", {}) if t in set(trace_tables(con))]
+    try:
+        # traces first: every other table refers to its row
+        for table in sorted(tables, key=lambda t: t != "traces"):
+            file = path / table / entry["partition"] / "data.parquet"
+            if file.is_file():
+                con.execute(f"INSERT INTO {table} BY NAME SELECT * REPLACE ({int(trace_id)} AS trace_id) "
+                            "FROM read_parquet(?, hive_partitioning = false)", [str(file)])
+    except duckdb.Error as exc:
+        raise TracedbError(f"{path}: cannot load the exported trace {name!r}: {' '.join(str(exc).split())[:300]}") \
+            from None
+    row = con.execute("SELECT event_count, rejected_count, complete, problem, platform, file_bytes "
+                      "FROM traces WHERE trace_id = ?", [trace_id]).fetchone()
+    if row is None:
+        raise TracedbError(f"{path}: the export lacks the traces row of {name!r}")
+    facts.derive(con, trace_id)
+    events, rejected, complete, problem, platform, size = row
+    return LoadOutcome(where, name, "replaced" if clash else "loaded", trace_id, events or 0, rejected or 0,
+                       complete, problem, platform, time.perf_counter() - started, size or 0)

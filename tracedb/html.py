@@ -1,0 +1,126 @@
+"""A report as one self-contained HTML page: its tables, and its charts drawn as inline SVG.
+
+No JavaScript, no fonts or styles from the network: the file opens anywhere, offline, and prints.
+A report declares its charts in its header (`-- Chart: op -> a_total_ns,b_total_ns  title`, see
+tracedb.reports); each is a horizontal bar chart, one row per table row (the report's order, at
+most MAX_BARS), one bar per value column, values formatted like the table's, negative values
+(gaps) to the left of the zero line.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from html import escape
+from typing import Any, Sequence
+
+from .render import column_totals, display
+
+MAX_BARS = 40
+COLORS = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948")
+ROW_H, BAR_GAP, LABEL_W, PLOT_W, VALUE_W = 22, 4, 260, 520, 110
+
+STYLE = """
+body { font: 14px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em; color: #222; }
+h1 { font-size: 1.5em; margin-bottom: 0.2em; } h2 { font-size: 1.2em; margin-top: 2em; }
+p.meta { color: #666; margin-top: 0; }
+table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 13px; }
+th, td { padding: 3px 8px; border-bottom: 1px solid #ddd; text-align: left; vertical-align: top; }
+th { background: #f4f4f4; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+tr.total td { font-weight: bold; border-top: 2px solid #999; }
+ul.notes { color: #444; } figure { margin: 1em 0; } figcaption { font-weight: 600; margin-bottom: 0.3em; }
+svg text { font: 12px system-ui, sans-serif; fill: #222; }
+"""
+
+
+def _short(text: str, n: int = 40) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def bar_chart(title: str, labels: Sequence[str], series: dict[str, Sequence[float | None]],
+              formats: dict[str, str]) -> str:
+    """An SVG horizontal bar chart: one group of bars per label, one bar per series."""
+    labels = list(labels)[:MAX_BARS]
+    names = list(series)
+    values = {n: [float(v) if v is not None else 0.0 for v in list(series[n])[: len(labels)]] for n in names}
+    everything = [v for n in names for v in values[n]] or [0.0]
+    low, high = min(0.0, *everything), max(0.0, *everything)
+    span = (high - low) or 1.0
+    zero_x = LABEL_W + (0 - low) / span * PLOT_W
+    group_h = len(names) * ROW_H + BAR_GAP * 2
+    legend_h = 24 if len(names) > 1 else 0
+    height = legend_h + len(labels) * group_h + 10
+    width = LABEL_W + PLOT_W + VALUE_W
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">']
+    for i, name in enumerate(names if len(names) > 1 else []):
+        x = LABEL_W + i * 160
+        out.append(f'<rect x="{x}" y="4" width="12" height="12" fill="{COLORS[i % len(COLORS)]}"/>'
+                   f'<text x="{x + 16}" y="14">{escape(name)}</text>')
+    for row, label in enumerate(labels):
+        top = legend_h + row * group_h + BAR_GAP
+        out.append(f'<text x="{LABEL_W - 6}" y="{top + group_h / 2 + 4:.1f}" text-anchor="end">'
+                   f'<title>{escape(label)}</title>{escape(_short(label))}</text>')
+        for i, name in enumerate(names):
+            v = values[name][row] if row < len(values[name]) else 0.0
+            x0, x1 = sorted((zero_x, LABEL_W + (v - low) / span * PLOT_W))
+            y = top + i * ROW_H
+            text = display(name, v, formats.get(name))
+            out.append(f'<rect x="{x0:.1f}" y="{y}" width="{max(x1 - x0, 0.5):.1f}" height="{ROW_H - 4}" '
+                       f'fill="{COLORS[i % len(COLORS)]}"><title>{escape(label)} · {escape(name)}: '
+                       f'{escape(text)}</title></rect>'
+                       f'<text x="{LABEL_W + PLOT_W + 6}" y="{y + ROW_H - 8}">{escape(text)}</text>')
+    out.append(f'<line x1="{zero_x:.1f}" y1="{legend_h}" x2="{zero_x:.1f}" y2="{height - 6}" stroke="#888"/>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def _table(columns: Sequence[str], rows: Sequence[Sequence[Any]], formats: dict[str, str],
+           totals: Sequence[str], notes: Sequence[str]) -> str:
+    shown = [c for c in columns if c not in notes]
+    at = [columns.index(c) for c in shown]
+    numeric = {c for c in shown if formats.get(c, "text") not in ("text",)}
+    out = ["<table>", "<thead><tr>" + "".join(f"<th>{escape(c)}</th>" for c in shown) + "</tr></thead>", "<tbody>"]
+    for row in rows:
+        cells = "".join(f'<td{" class=num" if c in numeric else ""}>{escape(display(c, row[i], formats.get(c)))}</td>'
+                        for c, i in zip(shown, at))
+        out.append(f"<tr>{cells}</tr>")
+    if rows and any(c in totals for c in shown):
+        sums = column_totals(columns, rows, totals)
+        cells = "".join(f'<td{" class=num" if c in numeric else ""}>'
+                        f'{escape(display(c, sums[i], formats.get(c)) if sums[i] is not None else ("total" if n == 0 else ""))}</td>'
+                        for n, (c, i) in enumerate(zip(shown, at)))
+        out.append(f'<tr class="total">{cells}</tr>')
+    out.append("</tbody></table>")
+    note_lines = [f"{display(columns[0], r[0])}: {r[columns.index(n)]}" for r in rows for n in notes
+                  if n in columns and r[columns.index(n)]]
+    if note_lines:
+        out.append('<ul class="notes">' + "".join(f"<li>{escape(x)}</li>" for x in note_lines) + "</ul>")
+    return "\n".join(out)
+
+
+def page(report, results: list[tuple[Any, list[str], list[tuple]]], labels: tuple[str, str] | None) -> str:
+    """The whole HTML document of a report's sections (results of tracedb.reports.run)."""
+    title = report.name + (f" — A: {labels[0]} vs B: {labels[1]}" if labels else "")
+    parts = [f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{escape(title)}</title>",
+             f"<style>{STYLE}</style></head><body>", f"<h1>{escape(title)}</h1>",
+             f'<p class="meta">{escape(report.summary)}<br>tracedb report, '
+             f'{dt.datetime.now().strftime("%Y-%m-%d %H:%M")}</p>']
+    for section, columns, rows in results:
+        formats = {c.name: c.format for c in section.columns.values()}
+        keep = [i for i, c in enumerate(columns) if not section.columns.get(c) or not section.columns[c].json_only]
+        columns, rows = [columns[i] for i in keep], [tuple(r[i] for i in keep) for r in rows]
+        if section.name != "main":
+            parts.append(f"<h2>{escape(section.name)}</h2><p>{escape(section.summary)}</p>")
+        for chart in section.charts:
+            if not rows:
+                continue
+            label_at = [columns.index(c) for c in chart.labels]
+            names = [" · ".join(display(columns[i], r[i]) for i in label_at) for r in rows]
+            series = {v: [r[columns.index(v)] for r in rows] for v in chart.values}
+            parts.append(f"<figure><figcaption>{escape(chart.title)}</figcaption>"
+                         f"{bar_chart(chart.title, names, series, formats)}</figure>")
+        totals = [c.name for c in section.columns.values() if c.total]
+        notes = [c.name for c in section.columns.values() if c.note]
+        parts.append(_table(columns, rows, formats, totals, notes) if rows else "<p>(no rows)</p>")
+    parts.append("</body></html>\n")
+    return "\n".join(parts)
