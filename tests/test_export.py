@@ -106,6 +106,30 @@ def test_export_of_some_traces_and_user_errors(source, tmp_path):
     assert proc.returncode == 1 and "exported with schema v999, newer than this tracedb's" in proc.stderr
 
 
+def test_odd_names_and_bad_manifests(tmp_path):
+    db, out = tmp_path / "t.duckdb", tmp_path / "out"
+    long_name, upper = "k" * 300, "Kernel_Details"
+    run_cli("load", KERNEL_DETAILS, "--name", long_name, db=db, check=True)
+    run_cli("load", FIXTURES / "aie" / "mlir-aie_parse-trace_test1.json", "--name", "kernel_details", db=db, check=True)
+    copy = write_tc_trace(tmp_path / "tc.json", tc_op("torch.ops.aten.mm.default", 5, kernel_type="MatMulV2"))
+    run_cli("load", copy, "--name", upper, db=db, check=True)
+    run_cli("export", out, db=db, check=True)
+    folders = [t["partition"] for t in json.loads((out / MANIFEST).read_text())["traces"]]
+    assert folders == ["trace=1", "trace=kernel_details", "trace=3"]  # too long; clashes by case
+    back = tmp_path / "back.duckdb"
+    run_cli("load", out, db=back, check=True)
+    with open_db(back, read_only=True) as con:
+        assert con.execute("SELECT list(name ORDER BY trace_id) FROM traces").fetchone()[0] == [
+            long_name, "kernel_details", upper]
+    proc = run_cli("load", out, "--name", "x", db=back)
+    assert proc.returncode == 1 and "--name, --meta and --op-mapping do not apply" in proc.stderr
+    manifest = json.loads((out / MANIFEST).read_text())
+    manifest["traces"][0]["partition"] = "/etc"
+    (out / MANIFEST).write_text(json.dumps(manifest))
+    proc = run_cli("load", out, db=tmp_path / "n.duckdb")
+    assert proc.returncode == 1 and "bad partition" in proc.stderr and "Traceback" not in proc.stderr
+
+
 def test_a_broken_export_leaves_the_database_unchanged(source, tmp_path):
     _, out = source
     broken = tmp_path / "broken"

@@ -86,7 +86,8 @@ def test_html_page_has_tables_and_charts(db, tmp_path, name):
     expected_tables = [s for s in report.sections if sections.get(s.name)]
     assert len(page.tables) == len(expected_tables)
     for table, section in zip(page.tables, expected_tables):
-        shown = [c for c in section.columns.values() if not c.json_only and not c.note]
+        shown = [c for c in section.columns.values() if not c.json_only and not c.note
+                 and (report.compares or c.name != "trace")]  # one trace per table: its name heads it
         totals = any(c.total for c in shown)
         assert len(table) == 1 + len(sections[section.name]) + totals, section.name
         assert set(table) == {len(shown)}
@@ -122,3 +123,16 @@ def test_html_renders_in_a_headless_browser(db, tmp_path):
     assert proc.returncode == 0, proc.stderr
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+
+
+def test_html_has_a_table_per_trace_and_never_overwrites_the_database(db, tmp_path):
+    out = tmp_path / "ops.html"
+    run_cli("report", "ops", "--format", "html", "-o", out, db=db, check=True)
+    page = Page()
+    page.feed(out.read_text(encoding="utf-8"))
+    traces = json.loads(run_cli("sql", "SELECT count(DISTINCT trace_id) AS n FROM kernels", "--format", "json",
+                                db=db, check=True).stdout)[0]["n"]
+    assert len(page.tables) == len(page.svgs) == traces  # each with its own totals row, like the text output
+    proc = run_cli("report", "ops", "--format", "csv", "-o", db, db=db)
+    assert proc.returncode == 1 and "is the database itself" in proc.stderr
+    assert run_cli("ls", db=db).returncode == 0

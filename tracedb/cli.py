@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import time
 from pathlib import Path
@@ -82,8 +83,11 @@ def load(
     if name and len(files) > 1:
         raise TracedbError("--name applies to one file; load the files one at a time to name them")
     run_params = params.parse_meta(meta)
-    if wait < 0:
+    if not wait >= 0:  # NaN included
         raise TracedbError("--wait takes a number of seconds, 0 or more")
+    if storage_version and _db_path(db).exists():
+        say(f"tracedb: warning: {_db_path(db)} exists: it keeps its storage format (--storage-version applies "
+            "to a database created by this load)")
     con = open_db(_db_path(db), memory_limit=LOAD_MEMORY_LIMIT, wait=wait, storage=storage_version)
     outcomes: list[LoadOutcome] = []
     failures = 0
@@ -101,6 +105,9 @@ def load(
         for path in files:
             try:
                 if exchange.is_export(path):  # a directory written by tracedb export
+                    if name or meta or op_mapping:
+                        raise TracedbError(f"{path}: an export keeps its traces' names and parameters; "
+                                           "--name, --meta and --op-mapping do not apply to it")
                     loaded = exchange.load_export(con, path, replace)
                 else:
                     loaded = [_load_with_progress(con, path, name, replace, run_params)]
@@ -338,14 +345,28 @@ def run_report(
         labels = reports.trace_labels(con, values) if report.compares else None
         results = [r for r in reports.run(con, report, values) if section in (None, r[0].name)]
     if output is not None:
-        try:
-            with open(output, "w", encoding="utf-8") as out, contextlib.redirect_stdout(out):
-                _print_report(report, results, fmt, labels)
-        except OSError as exc:
-            raise TracedbError(f"{output}: cannot write: {exc.strerror or exc}") from None
-        say(f"tracedb: wrote {output}")
+        _write_report(output, _db_path(db), lambda: _print_report(report, results, fmt, labels))
     else:
         _print_report(report, results, fmt, labels)
+
+
+def _write_report(output: Path, database: Path, write) -> None:
+    """Write a report to a file: whole or not at all (a temporary file renamed), never over the database."""
+    if output.exists() and database.exists() and os.path.samefile(output, database):
+        raise TracedbError(f"{output}: is the database itself; choose another output file")
+    if output.is_dir():
+        raise TracedbError(f"{output}: is a directory; give a file name")
+    partial = output.with_name(f".{output.name}.partial")
+    try:
+        with open(partial, "w", encoding="utf-8") as out, contextlib.redirect_stdout(out):
+            write()
+        os.replace(partial, output)
+    except OSError as exc:
+        raise TracedbError(f"{output}: cannot write: {exc.strerror or exc}") from None
+    finally:
+        if partial.exists():
+            partial.unlink()
+    say(f"tracedb: wrote {output}")
 
 
 def _print_report(report, results, fmt: Format, labels) -> None:

@@ -132,7 +132,7 @@ def _explain_open_error(path: Path, exc: Exception) -> str:
         holder = re.search(r"held in (.+?) \(PID (\d+)\)", text)
         who = f"process {holder.group(2)} ({holder.group(1)})" if holder else "another process"
         return (f"{path}: {who} holds this database (DuckDB allows one writer and no other process "
-                f"meanwhile); close it, or wait for it (tracedb load --wait SECONDS), and try again")
+                f"meanwhile); close it or try again when it is done (tracedb load --wait SECONDS waits for it)")
     if "is not a known DuckDB version" in text:
         given = re.search(r"version string '([^']*)'", text)
         return (f"{path}: storage version {given.group(1) if given else '?'} is not a DuckDB release "

@@ -18,6 +18,8 @@ loads (columns it lacks read NULL); a newer one is refused.
 from __future__ import annotations
 
 import json
+import re
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +32,7 @@ from .errors import TracedbError
 from .ingest.loader import LoadOutcome, delete_trace, trace_tables
 
 MANIFEST = "tracedb-export.json"
+_FOLDER = re.compile(r"^trace=[^/\\]+$")
 RULE_TABLES = ("kernel_rules", "annotation_patterns")
 
 
@@ -38,9 +41,25 @@ def _sql_text(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+MAX_PARTITION = 200  # bytes of a directory name (file systems allow 255)
+
+
 def partition(name: str) -> str:
     """The directory of a trace's partition: trace=<name, percent-encoded>."""
     return "trace=" + quote(name, safe="")
+
+
+def _partitions(traces: list[tuple]) -> dict[int, str]:
+    """A directory per trace, distinct even where the file system ignores case; a name too long
+    for a directory (or clashing) is replaced by the trace id (the manifest maps it)."""
+    out, seen = {}, set()
+    for trace_id, name, *_ in traces:
+        folder = partition(name)
+        if len(folder.encode()) > MAX_PARTITION or folder.casefold() in seen:
+            folder = f"trace={int(trace_id)}"
+        seen.add(folder.casefold())
+        out[trace_id] = folder
+    return out
 
 
 @dataclass
@@ -65,14 +84,32 @@ def export(con: duckdb.DuckDBPyConnection, out: Path, names: list[str] | None = 
         traces = [t for t in traces if t in wanted]  # in trace_id order, each once
     if not traces:
         raise TracedbError("the database holds no trace to export")
-    out.mkdir(parents=True, exist_ok=True)
+    # Written next to the target and renamed at the end: an export is there whole or not at all.
+    target = out.resolve()
+    partial = target.parent / f".{target.name}.partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    try:
+        files = _write(con, partial, traces)
+        if target.exists():
+            target.rmdir()  # empty, checked above
+        partial.rename(target)
+    except (OSError, duckdb.Error) as exc:
+        raise TracedbError(f"{out}: cannot export: {' '.join(str(exc).split())[:300]}") from None
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+    return Exported(len(traces), files, out)
+
+
+def _write(con: duckdb.DuckDBPyConnection, out: Path, traces: list[tuple]) -> int:
+    out.mkdir(parents=True)
     tables = trace_tables(con)
+    folders = _partitions(traces)
     files = 0
     for table in tables:
         for trace_id, name, *_ in traces:
             if not con.execute(f"SELECT count(*) FROM {table} WHERE trace_id = ?", [trace_id]).fetchone()[0]:
                 continue
-            target = out / table / partition(name) / "data.parquet"
+            target = out / table / folders[trace_id] / "data.parquet"
             target.parent.mkdir(parents=True, exist_ok=True)
             con.execute(f"COPY (SELECT * FROM {table} WHERE trace_id = {int(trace_id)}) "
                         f"TO {_sql_text(str(target))} (FORMAT parquet)")
@@ -90,13 +127,13 @@ def export(con: duckdb.DuckDBPyConnection, out: Path, names: list[str] | None = 
         "tracedb_version": __version__,
         "duckdb_version": duckdb.__version__,
         "traces": [{"trace_id": t[0], "name": t[1], "sha256": t[2], "format": t[3], "platform": t[4],
-                    "partition": partition(t[1])} for t in traces],
+                    "partition": folders[t[0]]} for t in traces],
         "tables": {t: [c for (c,) in con.execute(
             "SELECT column_name FROM duckdb_columns() WHERE table_name = ? AND schema_name = 'main' "
             "ORDER BY column_index", [t]).fetchall()] for t in tables},
     }
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    return Exported(len(traces), files, out)
+    return files
 
 
 def is_export(path: Path) -> bool:
@@ -111,9 +148,20 @@ def read_manifest(path: Path) -> dict:
     if not isinstance(manifest, dict) or manifest.get("format") != "tracedb-export":
         raise TracedbError(f"{path}: {MANIFEST} is not a tracedb export manifest")
     version = manifest.get("schema_version")
-    if not isinstance(version, int) or version > db.latest_version():
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise TracedbError(f"{path}: {MANIFEST}: schema_version is not a whole number")
+    if version > db.latest_version():
         raise TracedbError(f"{path}: exported with schema v{version}, newer than this tracedb's "
                            f"v{db.latest_version()}; upgrade tracedb")
+    traces = manifest.get("traces")
+    if not isinstance(traces, list) or not isinstance(manifest.get("tables"), dict):
+        raise TracedbError(f"{path}: {MANIFEST}: traces and tables are missing")
+    for entry in traces:
+        # the partition must be a directory of the export, never a path that leads out of it
+        if not (isinstance(entry, dict) and isinstance(entry.get("name"), str)
+                and isinstance(entry.get("partition"), str) and _FOLDER.match(entry["partition"])):
+            raise TracedbError(f"{path}: {MANIFEST}: a trace entry without a name or with a bad partition: "
+                               f"{json.dumps(entry)[:120]}")
     return manifest
 
 
@@ -123,7 +171,7 @@ def load_export(con: duckdb.DuckDBPyConnection, path: Path, replace: bool = Fals
     with db.transaction(con, f"{path}: cannot load the export"):
         if _load_rules(con, path):
             facts.derive_all(con)  # the database's own traces, under the rules the export brought
-        outcomes = [_load_trace(con, path, manifest, entry, replace) for entry in manifest.get("traces", [])]
+        outcomes = [_load_trace(con, path, manifest, entry, replace) for entry in manifest["traces"]]
     return outcomes
 
 
@@ -154,7 +202,7 @@ def _load_trace(con: duckdb.DuckDBPyConnection, path: Path, manifest: dict, entr
     if clash:
         delete_trace(con, clash[0])
     trace_id = con.execute("SELECT nextval('trace_ids')").fetchone()[0]
-    tables = [t for t in manifest.get("tables", {}) if t in set(trace_tables(con))]
+    tables = [t for t in manifest["tables"] if t in set(trace_tables(con))]
     try:
         # traces first: every other table refers to its row
         for table in sorted(tables, key=lambda t: t != "traces"):

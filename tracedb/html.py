@@ -61,9 +61,13 @@ def bar_chart(title: str, labels: Sequence[str], series: dict[str, Sequence[floa
         out.append(f'<text x="{LABEL_W - 6}" y="{top + group_h / 2 + 4:.1f}" text-anchor="end">'
                    f'<title>{escape(label)}</title>{escape(_short(label))}</text>')
         for i, name in enumerate(names):
+            given = list(series[name])[row] if row < len(series[name]) else None
             v = values[name][row] if row < len(values[name]) else 0.0
             x0, x1 = sorted((zero_x, LABEL_W + (v - low) / span * PLOT_W))
             y = top + i * ROW_H
+            if given is None:  # no value: no bar, and said so
+                out.append(f'<text x="{LABEL_W + PLOT_W + 6}" y="{y + ROW_H - 8}">–</text>')
+                continue
             text = display(name, v, formats.get(name))
             out.append(f'<rect x="{x0:.1f}" y="{y}" width="{max(x1 - x0, 0.5):.1f}" height="{ROW_H - 4}" '
                        f'fill="{COLORS[i % len(COLORS)]}"><title>{escape(label)} · {escape(name)}: '
@@ -106,21 +110,39 @@ def page(report, results: list[tuple[Any, list[str], list[tuple]]], labels: tupl
              f'<p class="meta">{escape(report.summary)}<br>tracedb report, '
              f'{dt.datetime.now().strftime("%Y-%m-%d %H:%M")}</p>']
     for section, columns, rows in results:
-        formats = {c.name: c.format for c in section.columns.values()}
         keep = [i for i, c in enumerate(columns) if not section.columns.get(c) or not section.columns[c].json_only]
         columns, rows = [columns[i] for i in keep], [tuple(r[i] for i in keep) for r in rows]
         if section.name != "main":
             parts.append(f"<h2>{escape(section.name)}</h2><p>{escape(section.summary)}</p>")
-        for chart in section.charts:
-            if not rows:
-                continue
-            label_at = [columns.index(c) for c in chart.labels]
-            names = [" · ".join(display(columns[i], r[i]) for i in label_at) for r in rows]
-            series = {v: [r[columns.index(v)] for r in rows] for v in chart.values}
-            parts.append(f"<figure><figcaption>{escape(chart.title)}</figcaption>"
-                         f"{bar_chart(chart.title, names, series, formats)}</figure>")
-        totals = [c.name for c in section.columns.values() if c.total]
-        notes = [c.name for c in section.columns.values() if c.note]
-        parts.append(_table(columns, rows, formats, totals, notes) if rows else "<p>(no rows)</p>")
+        if labels is None and "trace" in columns and rows:
+            # one trace at a time, as the text output: a heading, charts and table (and totals) each
+            at = columns.index("trace")
+            groups: dict = {}
+            for row in rows:
+                groups.setdefault(row[at], []).append(row[:at] + row[at + 1:])
+            for trace, group in groups.items():
+                parts.append(f"<h3>{escape(str(trace))}</h3>")
+                parts += _section_body(section, columns[:at] + columns[at + 1:], group)
+        else:
+            parts += _section_body(section, columns, rows)
     parts.append("</body></html>\n")
     return "\n".join(parts)
+
+
+def _section_body(section, columns: list[str], rows: list[tuple]) -> list[str]:
+    """The charts and the table of one section's rows."""
+    formats = {c.name: c.format for c in section.columns.values()}
+    parts = []
+    for chart in section.charts:
+        if not rows:
+            continue
+        label_at = [columns.index(c) for c in chart.labels if c in columns]
+        names = [" · ".join(display(columns[i], r[i]) for i in label_at) for r in rows]
+        series = {v: [r[columns.index(v)] for r in rows] for v in chart.values}
+        shown = f" (the first {MAX_BARS} of {len(rows)} rows)" if len(rows) > MAX_BARS else ""
+        parts.append(f"<figure><figcaption>{escape(chart.title + shown)}</figcaption>"
+                     f"{bar_chart(chart.title, names, series, formats)}</figure>")
+    totals = [c.name for c in section.columns.values() if c.total]
+    notes = [c.name for c in section.columns.values() if c.note]
+    parts.append(_table(columns, rows, formats, totals, notes) if rows else "<p>(no rows)</p>")
+    return parts

@@ -175,6 +175,10 @@ def parse(path: Path) -> Report:
             unknown = [c for c in chart.labels + chart.values if c not in section.columns]
             if unknown:
                 raise TracedbError(f"{path}: section {title!r}: chart {chart.title!r} names no column {unknown[0]!r}")
+            wordy = [c for c in chart.values if section.columns[c].format in ("text", "id")]
+            if wordy:
+                raise TracedbError(f"{path}: section {title!r}: chart {chart.title!r} draws {wordy[0]!r}, "
+                                   "which is not a number")
         report.sections.append(section)
     return report
 
