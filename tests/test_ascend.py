@@ -318,7 +318,7 @@ def test_sub_kernel_durations_parse_without_eval(value, expected):
     assert parse_pairs(value) == expected
 
 
-SEED_ROWS = [
+SCRIPT_ROWS = [
     # kernel_type, tc_funcs, tc_total_us, tc_count, prof_per_fwd_us, prof_count, error_pct, count_error_pct,
     # prof_share_pct, status
     ("MatMulV2", "aten.mm.default", 25.0, 2, 80.0, 2, -68.8, 0.0, 50.3, "PARTIAL"),
@@ -348,10 +348,10 @@ def report_json(db, *args):
     return json.loads(proc.stdout)
 
 
-def test_tc_vs_prof_rows_follow_the_seed(tc_db):
+def test_tc_vs_prof_rows_follow_the_script(tc_db):
     out = report_json(tc_db)
-    assert [list(r) for r in out["main"]] == [FIELDS] * len(SEED_ROWS)
-    assert [tuple(r.values()) for r in out["main"]] == SEED_ROWS
+    assert [list(r) for r in out["main"]] == [FIELDS] * len(SCRIPT_ROWS)
+    assert [tuple(r.values()) for r in out["main"]] == SCRIPT_ROWS
     assert out["totals"] == [{"kernel_types": 13, "unmodelled": 0, "tc_total_us": 297.6, "prof_per_fwd_us": 159.0,
                               "error_pct": 87.2, "hcom_merged": 1.0, "aicpu_skipped": 1.0}]
 
@@ -418,7 +418,7 @@ def test_tc_vs_prof_user_errors(tc_db, tmp_path):
     # with two mappings loaded, the one recorded with the trace at load is used; --mapping overrides it
     proc = run_cli("report", "tc-vs-prof", "-t", "tc", "--vs", "prof", "--format", "json", "--section", "main",
                    db=tc_db)
-    assert proc.returncode == 0 and [tuple(r.values()) for r in json.loads(proc.stdout)][0] == SEED_ROWS[0]
+    assert proc.returncode == 0 and [tuple(r.values()) for r in json.loads(proc.stdout)][0] == SCRIPT_ROWS[0]
     proc = run_cli("report", "tc-vs-prof", "-t", "tc", "--vs", "prof", "--mapping", "other_mapping", "--format",
                    "json", "--section", "main", db=tc_db)
     assert {r["kernel_type"]: r["status"] for r in json.loads(proc.stdout)}["MatMulV3"] == "MISS"
@@ -612,7 +612,7 @@ def test_a_column_without_a_name_is_named_alike_by_both_readers(con, monkeypatch
         '{"Name":"a","Type":"Add","Duration(us)":"1.5","aic_x":"3","column5":""}', '{"aic_x":3.0,"column5":null}')
 
 
-# -- random inputs against the seed's rules (tests/tc_reference.py) -------------------------------
+# -- random inputs against the script's rules (tests/tc_reference.py) -----------------------------
 
 TYPES = ["MatMulV2", "MatMulV3", "FusedInferAttentionScore", "RmsNorm", "SwiGlu", "hcom_allReduce_",
          "hcom_allGather_", "Add", "TransData"]
@@ -652,7 +652,7 @@ def random_case(rnd, tmp_path, n):
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_random_cases_match_the_seed_rules(tmp_path, seed):
+def test_random_cases_match_the_script_rules(tmp_path, seed):
     import random
 
     import tc_reference

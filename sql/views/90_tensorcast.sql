@@ -215,7 +215,7 @@ CREATE OR REPLACE MACRO _us_tenths(ns) AS round_even(CAST(ns AS DECIMAL(38, 3)) 
 -- decimals first drop the double's last-bit noise (0.15 is 0.1499999999999999944 as a double).
 CREATE OR REPLACE MACRO _tenths(x) AS round_even(CAST(x AS DECIMAL(38, 9)), 1);
 
--- The comparison, one row per kernel type either side has (table macro), in the seed's order:
+-- The comparison, one row per kernel type either side has (table macro), in the script's order:
 -- by the larger of the two times, then by kernel type.
 -- Parameters: want_trace: the TensorCast trace (name or id); want_vs: the profile (name or id);
 -- want_forward_passes: forward passes the profile holds (NULL: the profile's forward_passes
@@ -229,7 +229,7 @@ CREATE OR REPLACE MACRO _tenths(x) AS round_even(CAST(x AS DECIMAL(38, 9)), 1);
 --   prof_count       measured kernels per forward pass, rounded half to even
 --   error_pct        (tc - prof) / prof x 100 of the unrounded times; 0 without measured time
 --   count_error_pct  (tc_count - prof count per pass) / that count x 100; 0 without measured kernels
---   prof_share_pct   share of the measured time per pass (of the rounded times, as the seed prints it)
+--   prof_share_pct   share of the measured time per pass (of the rounded times, as the script prints it)
 --   status           HIT, MISS, PARTIAL, or unmodelled when TensorCast has no such kernel type
 --   hcom_merged      measured hcom kernels folded into a parallel one (per forward pass)
 --   aicpu_skipped    measured *AicpuKernel kernels left out per forward pass, in the whole profile (the same on every row)
