@@ -20,7 +20,7 @@ from .errors import TracedbError
 from .ingest import params
 from .ingest.detect import OP_MAPPING
 from .ingest.loader import LoadOutcome, delete_trace, load_file
-from .render import Format, records, render, to_json
+from .render import Format, by_trace, records, render, to_json
 
 app = typer.Typer(
     help="tracedb: stream accelerator profiler traces into one DuckDB file and query them with SQL.",
@@ -398,14 +398,9 @@ def _print_section(report, sec, columns, rows, fmt: Format, labels) -> None:
             title += f": {sec.summary}"
         render(columns, rows, fmt, title=title, formats=formats, totals=totals, notes=notes)
         return
-    at = columns.index("trace")
-    groups: dict[str, list] = {}
-    for row in rows:
-        groups.setdefault(row[at], []).append(row)
-    shown = [c for c in columns if c != "trace"]
+    shown, groups = by_trace(columns, rows)
     for trace_name, group in groups.items():
-        render(shown, [r[:at] + r[at + 1:] for r in group], fmt, title=f"{title} — {trace_name}",
-               formats=formats, totals=totals, notes=notes)
+        render(shown, group, fmt, title=f"{title} — {trace_name}", formats=formats, totals=totals, notes=notes)
 
 
 rules_app = typer.Typer(help="Kernel classification rules and annotation patterns: list, add your own, remove.",

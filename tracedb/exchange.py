@@ -29,7 +29,7 @@ import duckdb
 
 from . import __version__, db, facts
 from .errors import TracedbError
-from .ingest.loader import LoadOutcome, delete_trace, trace_tables
+from .ingest.loader import LoadOutcome, check_existing, delete_trace, trace_tables
 
 MANIFEST = "tracedb-export.json"
 _FOLDER = re.compile(r"^trace=[^/\\]+$")
@@ -192,13 +192,9 @@ def _load_trace(con: duckdb.DuckDBPyConnection, path: Path, manifest: dict, entr
     name, digest = entry["name"], entry.get("sha256")
     where = path / "traces" / entry["partition"]
     started = time.perf_counter()
-    same = con.execute("SELECT name FROM traces WHERE sha256 = ? ORDER BY trace_id LIMIT 1", [digest]).fetchone()
-    if same and not replace:
-        return LoadOutcome(where, same[0], "skipped",
-                           note=f"identical content already loaded as {same[0]!r} (use --replace to load again)")
-    clash = con.execute("SELECT trace_id FROM traces WHERE name = ?", [name]).fetchone()
-    if clash and not replace:
-        raise TracedbError(f"{path}: a trace named {name!r} already exists; use --replace to load the exported one")
+    skipped, clash = check_existing(con, where, name, digest, replace, "use --replace to load the exported one")
+    if skipped:
+        return skipped
     if clash:
         delete_trace(con, clash[0])
     trace_id = con.execute("SELECT nextval('trace_ids')").fetchone()[0]

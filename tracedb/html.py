@@ -13,7 +13,7 @@ import datetime as dt
 from html import escape
 from typing import Any, Sequence
 
-from .render import column_totals, display
+from .render import by_trace, column_totals, display
 
 MAX_BARS = 40
 COLORS = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948")
@@ -116,13 +116,10 @@ def page(report, results: list[tuple[Any, list[str], list[tuple]]], labels: tupl
             parts.append(f"<h2>{escape(section.name)}</h2><p>{escape(section.summary)}</p>")
         if labels is None and "trace" in columns and rows:
             # one trace at a time, as the text output: a heading, charts and table (and totals) each
-            at = columns.index("trace")
-            groups: dict = {}
-            for row in rows:
-                groups.setdefault(row[at], []).append(row[:at] + row[at + 1:])
+            shown, groups = by_trace(columns, rows)
             for trace, group in groups.items():
                 parts.append(f"<h3>{escape(str(trace))}</h3>")
-                parts += _section_body(section, columns[:at] + columns[at + 1:], group)
+                parts += _section_body(section, shown, group)
         else:
             parts += _section_body(section, columns, rows)
     parts.append("</body></html>\n")

@@ -175,6 +175,16 @@ def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: Format | 
         console.print("(no rows)")
 
 
+def by_trace(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> tuple[list[str], dict[Any, list[tuple]]]:
+    """Rows of several traces, one group per trace (in the order they come) without the trace
+    column: the columns shown, and the groups by trace name."""
+    at = list(columns).index("trace")
+    groups: dict[Any, list[tuple]] = {}
+    for row in rows:
+        groups.setdefault(row[at], []).append(tuple(row[:at]) + tuple(row[at + 1:]))
+    return [c for i, c in enumerate(columns) if i != at], groups
+
+
 def column_totals(columns: Sequence[str], rows: Sequence[Sequence[Any]], totals: Sequence[str]) -> list[Any]:
     out: list[Any] = []
     for i, name in enumerate(columns):

@@ -6,7 +6,8 @@
 -- Task Start Time(us), ...). Cells keep their text in kernels.args; N/A reads as NULL in the typed
 -- columns (but op_type keeps the Type cell as written, '' when empty, as the comparison reads it). Either
 -- reader leaves the records in _csv_typed (sql/ingest/ascend_csv_bulk.sql from DuckDB's CSV
--- reader, sql/ingest/ascend_csv_records.sql from the Python one).
+-- reader, sql/ingest/ascend_csv_records.sql from the Python one); the macros _cell and _shape are
+-- those of sql/ingest/ascend_csv_stage.sql.
 --
 -- _csv_typed columns:
 --   event_id  index of the record in the file (0-based, blank lines not counted)
@@ -17,13 +18,6 @@
 --   pmu       the cells of the other columns (PMU counters; tracedb.ingest.ascend_csv.TYPED_HEADERS
 --             names the typed ones) as numbers, NULL for N/A, as JSON text; NULL when there are none
 --   c         the typed headers' cells as text (a STRUCT; NULL for a header the file lacks)
-
--- A cell's text, NULL when the file writes N/A (or nothing).
-CREATE OR REPLACE TEMP MACRO _cell(text) AS
-    CASE WHEN trim(text) NOT IN ('', 'N/A', 'NA', 'null', 'None') THEN trim(text) END;
-
--- Shapes written as """81920,4096;8192,512""" reach us with their inner quotes: drop them.
-CREATE OR REPLACE TEMP MACRO _shape(text) AS nullif(trim(_cell(text), '"'), '');
 
 INSERT INTO kernels (trace_id, kernel_id, name, ts_ns, dur_ns, pid, tid, stream, device, args)
 SELECT $trace_id, event_id, coalesce(_cell(c."Name"), _cell(c."Op Name"), _cell(c."Type"), _cell(c."OP Type")),

@@ -9,17 +9,8 @@
 --
 -- _csv_bulk columns: those of _csv_typed (documented in sql/ingest/ascend_csv.sql), and
 --   needs_python  a time SQL cannot take exactly (see above)
--- When no record needs Python, the reader renames _csv_bulk to _csv_typed.
-
--- Exact nanoseconds from a microsecond text of at most three decimals (spaces, tabs around it
--- allowed); NULL for any other text.
-CREATE OR REPLACE TEMP MACRO _exact_ns(text) AS
-    TRY_CAST(TRY_CAST(nullif(regexp_extract(trim(text, E' \t\r\n'), '^-?[0-9]+(\.[0-9]{1,3})?$', 0), '')
-                      AS DECIMAL(38, 3)) * 1000 AS BIGINT);
-
--- A cell's text, NULL when the file writes N/A (or nothing).
-CREATE OR REPLACE TEMP MACRO _cell(text) AS
-    CASE WHEN trim(text) NOT IN ('', 'N/A', 'NA', 'null', 'None') THEN trim(text) END;
+-- When no record needs Python, the reader renames _csv_bulk to _csv_typed. The macros _cell and
+-- _exact_ns are those of sql/ingest/ascend_csv_stage.sql.
 
 -- One pass over _csv_raw, no join (the records stay in DuckDB's buffer pool, which spills): the
 -- inner SELECT casts the counter columns (those not typed) to numbers beside the record's own

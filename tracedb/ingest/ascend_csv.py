@@ -30,6 +30,7 @@ from ..errors import BadTraceFile
 from ..facts import DERIVE_MEMORY_LIMIT
 from .chrome import RejectedEvent, to_ns
 from .source import TraceStream, is_gzip
+from .writer import insert_arrow
 
 BATCH_ROWS = 20_000
 FIELD_LIMIT = 64 << 20  # bytes in one cell (shape lists of large fused ops are long)
@@ -76,14 +77,19 @@ def csv_format(header: list[str]) -> str | None:
     return "ascend-forward-pass"
 
 
+def header_of(head: bytes) -> list[str] | None:
+    """The header a file starting with these (decompressed) bytes has; None when there is none.
+    A column without a name (a trailing comma) is named by its place, the same for both readers."""
+    line = head.decode("utf-8-sig", "replace").splitlines()[0] if head else ""
+    try:
+        return [h.strip() or f"column{i + 1}" for i, h in enumerate(next(csv.reader([line])))]
+    except (csv.Error, StopIteration):
+        return None
+
+
 def looks_like_csv(head: bytes) -> bool:
     """True when the first line of the decompressed file is a header an Ascend CSV would have."""
-    line = head.lstrip(b"\xef\xbb\xbf").split(b"\n", 1)[0].decode("utf-8", "replace")
-    try:
-        header = next(csv.reader([line]))
-    except (csv.Error, StopIteration):
-        return False
-    return csv_format([h.strip() for h in header]) is not None
+    return csv_format(header_of(head) or []) is not None
 
 
 def _column(header: list[str], choices: tuple[str, ...]) -> int | None:
@@ -122,7 +128,7 @@ def _time(cells: list[str], index: int | None, label: str) -> int | None:
 def stage(con: duckdb.DuckDBPyConnection, path, progress=None) -> CsvResult:
     """Read the CSV at path into _csv_typed (and _staging_rejected), in bulk when it can be."""
     header, fmt = _header(path)
-    con.execute("CREATE OR REPLACE TEMP TABLE _staging_rejected (event_id BIGINT, reason VARCHAR, raw VARCHAR)")
+    run_file(con, "ingest/ascend_csv_stage.sql")
     result = _stage_bulk(con, path, header, fmt)
     if result is not None:
         if progress:
@@ -148,12 +154,9 @@ def _header(path) -> tuple[list[str], str]:
         head = stream.peek_start(1 << 20)
     finally:
         stream.close()
-    line = head.decode("utf-8-sig", "replace").splitlines()[0] if head else ""
-    try:
-        # a column without a name (a trailing comma) is named by its place, the same for both readers
-        header = [h.strip() or f"column{i + 1}" for i, h in enumerate(next(csv.reader([line])))]
-    except (csv.Error, StopIteration):
-        raise BadTraceFile(path, "empty CSV (no header)") from None
+    header = header_of(head)
+    if header is None:
+        raise BadTraceFile(path, "empty CSV (no header)")
     fmt = csv_format(header)
     if fmt is None:
         raise BadTraceFile(path, "not an Ascend profiler CSV: the header needs a Type or OP Type (or Name) column "
@@ -273,11 +276,5 @@ class _Batch:
     def write(self, con: duckdb.DuckDBPyConnection) -> None:
         for table, cols, schema in (("_csv_rows", self.rows, STAGING_SCHEMA),
                                     ("_staging_rejected", self.rejected, REJECTED_SCHEMA)):
-            if cols["event_id"]:
-                batch = pa.table(cols, schema=schema)
-                con.register("_arrow_batch", batch)
-                try:
-                    con.execute(f"INSERT INTO {table} SELECT * FROM _arrow_batch")
-                finally:
-                    con.unregister("_arrow_batch")
+            insert_arrow(con, table, pa.table(cols, schema=schema))
         self.__init__()

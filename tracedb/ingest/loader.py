@@ -77,13 +77,10 @@ def load_file(con: duckdb.DuckDBPyConnection, path: str | Path, *, name: str | N
     name = name or default_name(path)
     digest = sha256_of(path)
 
-    same = con.execute("SELECT name FROM traces WHERE sha256 = ? ORDER BY trace_id LIMIT 1", [digest]).fetchone()
-    if same and not replace:
-        return LoadOutcome(path, same[0], "skipped", file_bytes=size,
-                           note=f"identical content already loaded as {same[0]!r} (use --replace to load again)")
-    clash = con.execute("SELECT trace_id FROM traces WHERE name = ?", [name]).fetchone()
-    if clash and not replace:
-        raise TracedbError(f"{path}: a trace named {name!r} already exists; choose another --name or use --replace")
+    skipped, clash = check_existing(con, path, name, digest, replace, "choose another --name or use --replace")
+    if skipped:
+        skipped.file_bytes = size
+        return skipped
 
     started = time.perf_counter()
     try:
@@ -98,6 +95,20 @@ def load_file(con: duckdb.DuckDBPyConnection, path: str | Path, *, name: str | N
         con.execute("RESET preserve_insertion_order")
         drop_staging(con)
     return outcome
+
+
+def check_existing(con: duckdb.DuckDBPyConnection, path: Path, name: str, digest: str | None, replace: bool,
+                   what_to_do: str) -> tuple[LoadOutcome | None, tuple | None]:
+    """(the outcome of a load skipped because the same content is loaded, the row of a trace of the
+    same name to replace); a taken name without replace is an error that says what_to_do."""
+    same = con.execute("SELECT name FROM traces WHERE sha256 = ? ORDER BY trace_id LIMIT 1", [digest]).fetchone()
+    if same and not replace:
+        return LoadOutcome(path, same[0], "skipped",
+                           note=f"identical content already loaded as {same[0]!r} (use --replace to load again)"), None
+    clash = con.execute("SELECT trace_id FROM traces WHERE name = ?", [name]).fetchone()
+    if clash and not replace:
+        raise TracedbError(f"{path}: a trace named {name!r} already exists; {what_to_do}")
+    return None, clash
 
 
 def _stage(con: duckdb.DuckDBPyConnection, kind: str, path: Path, progress: ProgressFn | None):

@@ -21,6 +21,7 @@ import yaml
 from ..errors import BadTraceFile
 from ..jsontext import dumps as json_text
 from .source import TraceStream
+from .writer import insert_arrow
 
 MAX_BYTES = 64 << 20
 SECTION = "operator_mappings"
@@ -134,11 +135,7 @@ def store(con: duckdb.DuckDBPyConnection, trace_id: int, result: MappingResult) 
     if result.entries:
         columns = list(zip(*result.entries))
         table = pa.table([pa.array([trace_id] * len(result.entries), pa.int32()), *columns], schema=ENTRY_SCHEMA)
-        con.register("_mapping_entries", table)
-        try:
-            con.execute("INSERT INTO op_mappings SELECT * EXCLUDE (entry), entry::JSON FROM _mapping_entries")
-        finally:
-            con.unregister("_mapping_entries")
+        insert_arrow(con, "op_mappings", table, "* EXCLUDE (entry), entry::JSON")
     if result.rejected:
         con.executemany("INSERT INTO rejected_events VALUES (?, ?, ?, ?)",
                         [(trace_id, *row) for row in result.rejected])

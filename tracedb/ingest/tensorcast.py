@@ -20,6 +20,8 @@ from decimal import ROUND_HALF_EVEN, Decimal
 import duckdb
 import pyarrow as pa
 
+from .writer import insert_arrow
+
 MAX_TEXT = 1 << 20  # characters: a longer value is not a list of kernels
 
 LIST_SCHEMA = pa.schema([("trace_id", pa.int32()), ("event_id", pa.int64()), ("raw", pa.string()),
@@ -84,9 +86,4 @@ def store_sub_kernels(con: duckdb.DuckDBPyConnection, trace_id: int) -> None:
             for key, item in zip(PAIR_SCHEMA.names, (trace_id, event_id, position, name, dur_ns)):
                 pairs[key].append(item)
     for table, cols, schema in (("tc_sub_kernel_lists", lists, LIST_SCHEMA), ("tc_sub_kernels", pairs, PAIR_SCHEMA)):
-        if cols["event_id"]:
-            con.register("_tc_rows", pa.table(cols, schema=schema))
-            try:
-                con.execute(f"INSERT INTO {table} SELECT * FROM _tc_rows")
-            finally:
-                con.unregister("_tc_rows")
+        insert_arrow(con, table, pa.table(cols, schema=schema))

@@ -32,15 +32,21 @@ def to_arrow(batch: dict) -> tuple[pa.Table, pa.Table]:
             pa.table(batch["rejected"], schema=REJECTED_SCHEMA))
 
 
+def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table, select: str = "*") -> None:
+    """Append an Arrow table's rows to a table (select: what of _arrow_batch to insert, in the
+    table's column order)."""
+    if rows.num_rows:
+        con.register("_arrow_batch", rows)
+        try:
+            con.execute(f"INSERT INTO {table} SELECT {select} FROM _arrow_batch")
+        finally:
+            con.unregister("_arrow_batch")
+
+
 def append_staged(con: duckdb.DuckDBPyConnection, staging: pa.Table, rejected: pa.Table) -> None:
     """Append one batch to _staging_events and _staging_rejected (sql/ingest/chrome_stage.sql)."""
-    for table, rows in (("_staging_events", staging), ("_staging_rejected", rejected)):
-        if rows.num_rows:
-            con.register("_arrow_batch", rows)
-            try:
-                con.execute(f"INSERT INTO {table} SELECT * FROM _arrow_batch")
-            finally:
-                con.unregister("_arrow_batch")
+    insert_arrow(con, "_staging_events", staging)
+    insert_arrow(con, "_staging_rejected", rejected)
 
 
 class BatchWriter:
