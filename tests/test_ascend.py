@@ -311,6 +311,7 @@ def test_tensorcast_trace_and_sub_kernels(tc_db):
     ("[('A', 'slow')]", ("malformed", "item 0: the duration is not a finite number", [])),
     ("[(1, 2)]", ("malformed", "item 0: the kernel type is not a text", [])),
     ("[('A', True)]", ("malformed", "item 0: the duration is not a finite number", [])),
+    ("[('A', 1e300)]", ("malformed", "item 0: duration 1E+300 µs is beyond the 64-bit nanosecond range", [])),
     ("__import__('os').system('true')", ("malformed", "not a Python literal (ValueError)", [])),
     (["A", 1], ("malformed", "not a text but JSON list", [])),
 ])

@@ -7,19 +7,21 @@ tc_sub_kernel_lists (one row per operator with the arg: its text and whether it 
 tc_sub_kernels (one row per pair). The rules are those of TensorCast's comparison script: a value
 counts only when it is a non-empty list of 2-item lists or tuples; anything else is kept raw,
 flagged malformed with the reason, and the comparison splits the operator's duration evenly over
-its kernel types. A pair must also hold a text and a finite number (a value the script would fail
-on is flagged instead).
+its kernel types. A pair must also hold a text and a finite number of microseconds that 64-bit
+nanoseconds can hold, converted like any trace time (chrome.to_ns); a value the script would fail
+on, or we could not store, is flagged instead.
 """
 
 from __future__ import annotations
 
 import ast
 import math
-from decimal import ROUND_HALF_EVEN, Decimal
+from decimal import Decimal
 
 import duckdb
 import pyarrow as pa
 
+from .chrome import RejectedEvent, to_ns
 from .writer import insert_arrow
 
 MAX_TEXT = 1 << 20  # characters: a longer value is not a list of kernels
@@ -28,13 +30,6 @@ LIST_SCHEMA = pa.schema([("trace_id", pa.int32()), ("event_id", pa.int64()), ("r
                          ("status", pa.string()), ("problem", pa.string()), ("pairs", pa.int32())])
 PAIR_SCHEMA = pa.schema([("trace_id", pa.int32()), ("event_id", pa.int64()), ("position", pa.int32()),
                          ("kernel_type", pa.string()), ("dur_ns", pa.int64())])
-
-
-def _ns(us: int | float) -> int:
-    """Microseconds to integer nanoseconds, exactly from the number's shortest decimal text."""
-    if isinstance(us, int):
-        return us * 1000
-    return int((Decimal(repr(us)) * 1000).to_integral_value(rounding=ROUND_HALF_EVEN))
 
 
 def parse_pairs(value) -> tuple[str, str | None, list[tuple[str, int]]]:
@@ -62,7 +57,10 @@ def parse_pairs(value) -> tuple[str, str | None, list[tuple[str, int]]]:
             return "malformed", f"item {i}: the kernel type is not a text", []
         if isinstance(dur, bool) or not isinstance(dur, (int, float)) or not math.isfinite(dur):
             return "malformed", f"item {i}: the duration is not a finite number", []
-        pairs.append((name, _ns(dur)))
+        try:  # the shortest decimal text of the number, to the nanosecond, as any trace time
+            pairs.append((name, to_ns(dur if isinstance(dur, int) else Decimal(repr(dur)), "duration")))
+        except RejectedEvent as exc:
+            return "malformed", f"item {i}: {exc}", []
     return "valid", None, pairs
 
 
