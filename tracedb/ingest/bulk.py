@@ -43,6 +43,10 @@ from .writer import append_staged, to_arrow
 CHUNK = 1 << 20
 SEGMENT = 16 << 20  # bytes of events per segment file
 HOLD = 4 << 20  # bytes kept back until the end of the event list is known
+# An array after the events longer than this is taken for the event list by the search for its
+# end (tracedb.ingest.layout); the last segment then fails to parse and the streaming reader,
+# which needs no such bound, takes the file.
+WALK_BUDGET = 1 << 20
 EXACT_BATCH = 10_000
 # Where one event ends and the next begins: "}" "," "{", with the whitespace that comes before the
 # list's first event (Kineto: a newline and two spaces, which nested objects do not have). A cut
@@ -258,7 +262,7 @@ class _Feeder(threading.Thread):
             if pending_at is None:
                 raise ValueError(capture.problem or "no event list")
             if capture.kind == "object":
-                capture.finish(True)
+                capture.finish(True, WALK_BUDGET)
                 if capture.events_end is None:
                     raise ValueError(capture.problem or "no end of the traceEvents list")
                 if capture.events_end < pending_at:

@@ -1,13 +1,16 @@
-"""Capturing a Chrome trace's top-level metadata while ijson streams its events.
+"""Capturing a Chrome trace's top-level metadata while its events stream by.
 
-ijson builds only the events (prefix traceEvents.item); the keys around the event list
-(schemaVersion, deviceProperties, traceName, ...) are recovered from the raw bytes that pass by:
+The event readers build only the events; the keys around the event list (schemaVersion,
+deviceProperties, traceName, ...) are recovered from the raw bytes that pass by:
 
 - the head, every byte before `"traceEvents": [`, is kept and parsed as an object;
-- after that only the bytes since the chunk in which the latest event ended are kept. When the
-  event list is complete, its closing bracket is the first `]` in those bytes after which the rest
-  of the file parses as the remainder of an object: a `]` inside an event leaves open brackets
-  behind it, so the rest cannot parse, and any `]` of a later metadata value comes after it.
+- after that only the bytes since the latest event (or segment of events) are kept. Once the
+  stream is read, the list's closing bracket is found by walking the top-level members after it
+  *backwards* from the final `}`: each member's value is skipped (strings by their quotes,
+  arrays and objects by bracket depth), then its key is read; the first array value whose key is
+  `traceEvents`, or that reaches back past the bytes kept (only the event list is that long), is
+  the list. The walk touches each byte after the list's last event at most once, so finding the
+  end is linear in the size of the metadata after the list, whatever the events hold.
 
 Memory stays bounded by the size of the metadata plus a read chunk, whatever the trace size.
 """
@@ -15,8 +18,7 @@ Memory stays bounded by the size of the metadata plus a read chunk, whatever the
 from __future__ import annotations
 
 import re
-
-import orjson
+from typing import NamedTuple
 
 from ..jsontext import loads_exact
 
@@ -24,8 +26,11 @@ HEAD_LIMIT = 64 << 20  # bytes of metadata allowed before the event list
 _EVENTS_KEY = b'"traceEvents"'
 _EVENTS_OPEN = re.compile(rb'"traceEvents"\s*:\s*\[')
 _WS = b" \t\r\n"
-# A "]" that can close the event list: after an event (or "[" when empty), before "," or "}".
-_LIST_END = re.compile(rb'[}\[]\s*(\])\s*[,}]')
+_WS_RUN = re.compile(rb"[ \t\r\n]*")
+# Read on the reversed bytes: the next bracket or quote; a run of backslashes; a literal.
+_SPECIAL = re.compile(rb'[][{}"]')
+_BACKSLASHES = re.compile(rb"\\*")
+_LITERAL = re.compile(rb"[-+.0-9A-Za-z]+")
 
 
 class TopLevelCapture:
@@ -44,6 +49,7 @@ class TopLevelCapture:
         self._chunks: list[tuple[int, bytes]] = []
         self._current = 0  # offset of the chunk being parsed now
         self._keep_from = 0
+        self.walked = 0  # bytes the search for the list's end examined (for tests)
 
     # -- fed by TraceStream ---------------------------------------------------------------------
     def __call__(self, chunk: bytes, offset: int) -> None:
@@ -102,8 +108,13 @@ class TopLevelCapture:
             self._head = bytearray()
 
     # -- tail -----------------------------------------------------------------------------------
-    def finish(self, events_complete: bool) -> None:
-        """Recover the keys after the event list once the stream has been read."""
+    def finish(self, events_complete: bool, walk_budget: int | None = None) -> None:
+        """Recover the keys after the event list once the stream has been read.
+
+        walk_budget bounds the bytes of one array value the backward walk skips before taking it
+        for the event list (the bulk reader, which checks its guess by parsing the list); None
+        walks as far as the bytes kept, for a document already known to parse whole.
+        """
         if self.kind != "object" or self.events_start is None:
             return
         data = b"".join(c for _, c in self._chunks)
@@ -111,11 +122,13 @@ class TopLevelCapture:
         self._chunks = []
         if not events_complete:
             return
-        for m in _LIST_END.finditer(data):
-            tail = _parse_tail(data[m.end() - 1:])
+        close = list_close(data, walk_budget)
+        self.walked = close.walked
+        if close.offset is not None:
+            tail = _parse_tail(memoryview(data)[close.offset + 1:])
             if tail is not None:
                 self.tail_meta = tail
-                self.events_end = base + m.start(1)
+                self.events_end = base + close.offset
                 return
         self.problem = "cannot read the keys after the traceEvents list"
 
@@ -136,8 +149,8 @@ def _parse_head(prefix: bytes) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
-def _parse_tail(rest: bytes) -> dict | None:
-    body = rest.lstrip(_WS)
+def _parse_tail(rest) -> dict | None:
+    body = bytes(rest).lstrip(_WS)
     if body.startswith(b","):
         body = b"{" + body[1:]
     elif body.startswith(b"}"):
@@ -145,8 +158,101 @@ def _parse_tail(rest: bytes) -> dict | None:
     else:
         return None
     try:
-        orjson.loads(body)  # fast rejection of the many candidates that are not the end
         value = loads_exact(body)
     except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
+
+
+class ListClose(NamedTuple):
+    offset: int | None  # offset in the data of the "]" closing the event list, if found
+    walked: int  # bytes examined
+
+
+class _RunOff(Exception):
+    """The walk reached the first byte kept (or its budget); args[0]: the bytes examined."""
+
+
+def list_close(data: bytes, budget: int | None = None) -> ListClose:
+    """Where the event list closes in data: the bytes kept from inside the event list (at or after
+    its "[") to the end of the file. See the module docstring; budget as in TopLevelCapture.finish."""
+    rev = data[::-1]  # walking backwards is reading the reversed bytes forwards
+    n = len(rev)
+    pos = _WS_RUN.match(rev).end()
+    if pos >= n or rev[pos] != ord("}"):
+        return ListClose(None, pos)
+    pos += 1
+    while True:
+        pos = _WS_RUN.match(rev, pos).end()
+        if pos >= n:
+            return ListClose(None, pos)
+        first = rev[pos]
+        if first == ord("{"):  # the object's start: no event list among these bytes
+            return ListClose(None, pos)
+        value_end = n - 1 - pos  # offset of the value's last byte in data
+        try:
+            pos = _skip_value(rev, pos, budget)
+            pos = _WS_RUN.match(rev, pos).end()
+            if pos >= n:
+                raise _RunOff
+            if rev[pos] != ord(":"):
+                return ListClose(None, pos)
+            pos = _WS_RUN.match(rev, pos + 1).end()
+            if pos >= n or rev[pos] != ord('"'):
+                raise _RunOff
+            key_end = pos
+            pos = _skip_string(rev, pos)
+        except _RunOff as stop:
+            # only the event list reaches back past the bytes kept
+            return ListClose(value_end if first == ord("]") else None, stop.args[0] if stop.args else n)
+        key = data[n - pos:n - key_end]
+        if key == b'"traceEvents"':
+            return ListClose(value_end if first == ord("]") else None, pos)
+        pos = _WS_RUN.match(rev, pos).end()
+        if pos >= n:
+            return ListClose(None, pos)
+        if rev[pos] != ord(","):
+            return ListClose(None, pos)
+        pos += 1
+
+
+def _skip_string(rev: bytes, pos: int) -> int:
+    """rev[pos] is a string's closing quote; the offset after its opening quote."""
+    while True:
+        quote = rev.find(b'"', pos + 1)
+        if quote < 0:
+            raise _RunOff
+        # a quote is escaped when an odd number of backslashes precede it (follow it here)
+        after = _BACKSLASHES.match(rev, quote + 1).end()
+        if (after - quote - 1) % 2 == 0:
+            return quote + 1
+        pos = quote
+
+
+def _skip_value(rev: bytes, pos: int, budget: int | None) -> int:
+    """The offset just past the value whose last byte is rev[pos]."""
+    first = rev[pos]
+    if first == ord('"'):
+        return _skip_string(rev, pos)
+    if first not in b"]}":
+        m = _LITERAL.match(rev, pos)
+        return m.end() if m else pos + 1
+    limit = len(rev) if budget is None else min(len(rev), pos + budget)
+    depth = 0
+    search = _SPECIAL.search
+    while True:
+        m = search(rev, pos, limit)
+        if m is None:
+            raise _RunOff(limit)  # past the bytes kept, or over the budget: taken for the event list
+        pos = m.start()
+        c = rev[pos]
+        if c == ord('"'):
+            pos = _skip_string(rev, pos)
+            continue
+        pos += 1
+        if c in b"]}":
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                return pos
