@@ -100,7 +100,7 @@ def _temp_objects(con) -> int:
 
 def test_streaming_failure_midway_rolls_back(con, monkeypatch):
     """A crash after some batches were staged leaves no trace of the load."""
-    from tracedb.ingest import bulk, chrome, loader
+    from tracedb.ingest import bulk, chrome, loader, readers
 
     before = table_counts(con)
     calls = {"n": 0}
@@ -117,8 +117,8 @@ def test_streaming_failure_midway_rolls_back(con, monkeypatch):
     def no_bulk(*args, **kwargs):
         raise bulk.NotBulk("forced")
 
-    monkeypatch.setattr(loader, "read_raw", no_bulk)
-    monkeypatch.setattr(loader, "read_chrome_trace", exploding)
+    monkeypatch.setattr(readers, "read_raw", no_bulk)
+    monkeypatch.setattr(readers, "read_chrome_trace", exploding)
     with pytest.raises(KeyboardInterrupt):
         loader.load_file(con, next(p for p in KINETO if p.name.startswith("h100")))
     assert calls["n"] == 2

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import KINETO, write_trace
 from tracedb.db import open_db
-from tracedb.ingest import bulk, loader
+from tracedb.ingest import bulk, loader, readers
 
 # Columns that describe the load itself rather than the file.
 _LOAD_COLUMNS = {"loaded_at", "load_seconds"}
@@ -37,13 +37,13 @@ def _snapshot(con) -> dict:
 def _load_both(tmp_path, path, monkeypatch):
     bulk_con = open_db(tmp_path / "bulk.duckdb")
     streamed = []
-    real_stream = loader._stream_events
+    real_stream = readers._stream_events
 
     def spy(*args, **kwargs):
         streamed.append(True)
         return real_stream(*args, **kwargs)
 
-    monkeypatch.setattr(loader, "_stream_events", spy)
+    monkeypatch.setattr(readers, "_stream_events", spy)
     loader.load_file(bulk_con, path)
     assert not streamed, "the bulk reader fell back to the streaming reader"
     monkeypatch.undo()
@@ -53,7 +53,7 @@ def _load_both(tmp_path, path, monkeypatch):
     def no_bulk(*args, **kwargs):
         raise bulk.NotBulk("forced")
 
-    monkeypatch.setattr(loader, "read_raw", no_bulk)
+    monkeypatch.setattr(readers, "read_raw", no_bulk)
     loader.load_file(stream_con, path)
     return bulk_con, stream_con
 

@@ -50,7 +50,7 @@ def test_end_of_list_found_with_one_parse_among_100000_empty_lists(con, tmp_path
     path, tail = _empty_lists_trace(tmp_path / "shapes.json")
     assert path.read_text().count("[]") >= 100_000
     if reader == "streaming":
-        monkeypatch.setattr("tracedb.ingest.loader.read_raw", _no_bulk)
+        monkeypatch.setattr("tracedb.ingest.readers.read_raw", _no_bulk)
     out = load(con, path)
     assert out.complete and out.rejected == 0 and out.events == 1000
     assert tail_parses == [len(tail_parses) and tail_parses[0]]  # exactly one parse: the real tail

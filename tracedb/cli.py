@@ -11,24 +11,18 @@ from typing import Annotated, List, Optional
 
 import duckdb
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
 
-from . import __version__, exchange, facts, html, reports, rules
+from . import __version__, facts, reports, rules
 from .db import STORAGE_VERSION, default_path, open_db
 from .errors import TracedbError
-from .ingest import params
-from .ingest.detect import OP_MAPPING
-from .ingest.loader import LoadOutcome, delete_trace, load_file
 from .render import Format, by_trace, records, render, to_json
+
+# The modules behind one command are imported by that command (a tiny load pays for nothing else).
 
 app = typer.Typer(
     help="tracedb: stream accelerator profiler traces into one DuckDB file and query them with SQL.",
     no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
 )
-err = Console(stderr=True, highlight=False)
-
-
 def say(message: str) -> None:
     """One plain line on stderr (never wrapped, no markup)."""
     print(message, file=sys.stderr, flush=True)
@@ -80,6 +74,10 @@ def load(
     is told from the content: PyTorch-profiler (Kineto), mlir-aie, torch_npu trace_view.json and
     TensorCast Chrome traces (.json, .json.gz), Ascend profiler CSVs (kernel_details.csv,
     op_summary_*.csv, forward-pass CSVs) and op_mapping.yaml."""
+    from . import exchange
+    from .ingest import params
+    from .ingest.readers import OP_MAPPING
+
     if name and len(files) > 1:
         raise TracedbError("--name applies to one file; load the files one at a time to name them")
     run_params = params.parse_meta(meta)
@@ -89,7 +87,7 @@ def load(
         say(f"tracedb: warning: {_db_path(db)} exists: it keeps its storage format (--storage-version applies "
             "to a database created by this load)")
     con = open_db(_db_path(db), memory_limit=LOAD_MEMORY_LIMIT, wait=wait, storage=storage_version)
-    outcomes: list[LoadOutcome] = []
+    outcomes = []
     failures = 0
     try:
         if rules_file:
@@ -130,24 +128,38 @@ def load(
         raise typer.Exit(1)
 
 
-def _load_with_progress(con, path: Path, name, replace, meta, kind=None) -> LoadOutcome:
+# What the progress display says of each stage of a load (tracedb.ingest.loader).
+_STAGES = {"read": "reading", "type": "typing events", "derive": "deriving facts"}
+
+
+def _load_with_progress(con, path: Path, name, replace, meta, kind=None):
+    """Load one file; on a terminal, a progress display names the stage (reading with a bar of the
+    bytes, then typing events, then deriving facts) and the events per second so far, counted as
+    the summary counts them: events over the time since the load began."""
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from .ingest.loader import load_file
+
+    err = Console(stderr=True, highlight=False)
     if not err.is_terminal:
         return load_file(con, path, name=name, replace=replace, meta=meta, kind=kind)
     size = path.stat().st_size if path.is_file() else 0
     started = time.perf_counter()
     with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
                   TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), console=err, transient=True) as bar:
-        task = bar.add_task(f"loading {path.name}", total=size or None, rate="")
+        task = bar.add_task(f"{path.name}: reading", total=size or None, rate="")
 
-        def progress(done_bytes: int, events: int) -> None:
+        def progress(stage: str, done_bytes: int, events: int) -> None:
             elapsed = time.perf_counter() - started
-            rate = f"{events / elapsed:,.0f} events/s" if elapsed > 0 else ""
-            bar.update(task, completed=done_bytes, rate=rate)
+            rate = f"{events:,} events, {events / elapsed:,.0f}/s" if elapsed > 0 and events else ""
+            bar.update(task, completed=done_bytes, rate=rate,
+                       description=f"{path.name}: {_STAGES.get(stage, stage)}")
 
         return load_file(con, path, name=name, replace=replace, progress=progress, meta=meta, kind=kind)
 
 
-def _report_outcome(o: LoadOutcome) -> None:
+def _report_outcome(o) -> None:
     if o.status == "skipped":
         say(f"tracedb: {o.path}: skipped: {o.note}")
         return
@@ -169,6 +181,8 @@ def export(
 ) -> None:
     """Write the traces as Parquet: DIR/<table>/trace=<name>/data.parquet for every table, the
     user's rules, and a manifest with the schema version. `tracedb load DIR` brings them back."""
+    from . import exchange
+
     with open_db(_db_path(db), read_only=True) as con:
         done = exchange.export(con, directory, trace)
     say(f"tracedb: exported {done.traces} trace(s) to {done.path} ({done.files} Parquet files)")
@@ -192,6 +206,8 @@ def remove(
     db: DbOption = None,
 ) -> None:
     """Remove traces and every row that belongs to them."""
+    from .ingest.loader import delete_trace
+
     with open_db(_db_path(db)) as con:
         ids = []
         for name in names:
@@ -371,6 +387,8 @@ def _write_report(output: Path, database: Path, write) -> None:
 
 def _print_report(report, results, fmt: Format, labels) -> None:
     if fmt is Format.html:
+        from . import html
+
         sys.stdout.write(html.page(report, results, labels))
         return
     if fmt is Format.json and len(results) > 1:
@@ -475,20 +493,17 @@ def main() -> None:
         say(f"tracedb: error: {exc}")
         sys.exit(1)
     except KeyboardInterrupt:
-        say("tracedb: interrupted; the database is unchanged by the unfinished load")
+        say("tracedb: interrupted, database unchanged")
         sys.exit(130)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except (typer.Abort, EOFError):
         sys.exit(1)
-    except Exception as exc:  # click usage errors and the like
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        raise
-
+    except typer.TyperException as exc:  # usage errors: typer prints the usage line and the problem
+        show = getattr(exc, "show", None)
+        if show:
+            show()
+        sys.exit(getattr(exc, "exit_code", 2))
 
 if __name__ == "__main__":
     main()

@@ -1,8 +1,8 @@
 """Opening a tracedb database: schema migrations, views, and friendly errors.
 
-Migrations are the files sql/schema/NNN_*.sql, applied in order, each in its own transaction and
-recorded in tracedb_schema. Views are the files sql/views/*.sql, re-created whenever their text
-changes. The comment block above each CREATE becomes COMMENT ON TABLE/VIEW/COLUMN.
+Migrations are the files sql/schema/NNN_*.sql, applied in order and recorded in tracedb_schema.
+Views are the files sql/views/*.sql, re-created whenever their text changes. Whatever an open has
+to bring up to date (a new file, pending migrations, changed views) happens in one transaction. The comment block above each CREATE becomes COMMENT ON TABLE/VIEW/COLUMN.
 
 A new database file is written in DuckDB's v1.4.0 storage format (STORAGE_VERSION, or
 $TRACEDB_STORAGE_VERSION, or load --storage-version), which every DuckDB from 1.4 on reads: the
@@ -118,8 +118,7 @@ def _connect(path: Path, read_only: bool, memory_limit: str | None, storage: str
         raise (DatabaseLocked if locked else TracedbError)(_explain_open_error(path, exc)) from None
     if not read_only:
         try:
-            migrate(con)
-            apply_views(con)
+            upgrade(con)
         except Exception:
             con.close()
             raise
@@ -146,12 +145,10 @@ def _explain_open_error(path: Path, exc: Exception) -> str:
 
 
 def schema_version(con: duckdb.DuckDBPyConnection) -> int:
-    exists = con.execute(
-        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'tracedb_schema' AND schema_name = 'main'"
-    ).fetchone()[0]
-    if not exists:
+    try:  # asking the table is quicker than looking it up in the catalog on every open
+        return con.execute("SELECT coalesce(max(version), 0) FROM main.tracedb_schema").fetchone()[0]
+    except duckdb.CatalogException:
         return 0
-    return con.execute("SELECT coalesce(max(version), 0) FROM tracedb_schema").fetchone()[0]
 
 
 def _views_fingerprint() -> dict[str, str]:
@@ -184,13 +181,17 @@ def _refuse_newer(version: int) -> None:
 
 
 def run_script(con: duckdb.DuckDBPyConnection, text: str) -> None:
-    """Run every statement of a SQL file, then the COMMENT ONs from its doc blocks."""
+    """Run every statement of a SQL file, each followed by the COMMENT ONs from its doc block, in
+    one call (hundreds of small statements: one call each would double the cost of a new database)."""
+    parts = []
     for stmt in sqlfiles.split_statements(text):
-        con.execute(stmt)
+        parts.append(stmt)
         doc = sqlfiles.object_docs(stmt)
         if doc:
-            for comment in sqlfiles.comment_statements(doc):
-                con.execute(comment)
+            parts.extend(sqlfiles.comment_statements(doc))
+    if parts:
+        # a newline before each ";": a statement may end in a -- comment
+        con.execute("\n;\n".join(p.rstrip().rstrip(";") for p in parts))
 
 
 def used_params(stmt: str, params: dict) -> dict | None:
@@ -211,51 +212,48 @@ def run_file(con: duckdb.DuckDBPyConnection, rel: str, params: dict | None = Non
     run_with_params(con, sqlfiles.split_statements(sqlfiles.read(rel)), params or {})
 
 
-def migrate(con: duckdb.DuckDBPyConnection) -> None:
+def upgrade(con: duckdb.DuckDBPyConnection, force_views: bool = False) -> None:
+    """Bring a database opened read-write up to date, in one transaction: the bookkeeping tables, the
+    pending migrations, then the views, macros and packaged rules when their files changed (every
+    trace is then re-derived). An up-to-date database costs two small queries; a new one is
+    created in one transaction, whole or not at all."""
     version = schema_version(con)
     _refuse_newer(version)
-    schema_dir = sqlfiles.sql_dir() / "schema"
-    if version == 0 or not _bootstrap_done(con):
-        run_script(con, (schema_dir / "000_bootstrap.sql").read_text(encoding="utf-8"))
-    for number, path in migrations():
-        if number == 0 or number <= version:
-            continue
-        con.execute("BEGIN TRANSACTION")
-        try:
-            run_script(con, path.read_text(encoding="utf-8"))
-            con.execute("INSERT INTO tracedb_schema VALUES (?, ?, now()::TIMESTAMP)", [number, path.name])
-            con.execute("COMMIT")
-        except Exception:
-            con.execute("ROLLBACK")
-            raise
-
-
-def _bootstrap_done(con: duckdb.DuckDBPyConnection) -> bool:
-    return con.execute(
-        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'tracedb_views' AND schema_name = 'main'"
-    ).fetchone()[0] == 1
-
-
-def apply_views(con: duckdb.DuckDBPyConnection, force: bool = False) -> None:
-    """(Re)create the views and macros of sql/views, and reload the packaged rules, when their
-    files changed."""
-    from . import facts, rules  # both run their SQL files through this module
-
     wanted = _views_fingerprint()
-    stored = dict(con.execute("SELECT file, sha256 FROM tracedb_views").fetchall())
-    if stored == wanted and not force:
+    try:
+        stored = dict(con.execute("SELECT file, sha256 FROM main.tracedb_views").fetchall())
+        bootstrapped = True
+    except duckdb.CatalogException:
+        stored, bootstrapped = {}, False
+    if bootstrapped and version == latest_version() and stored == wanted and not force_views:
         return
+    schema_dir = sqlfiles.sql_dir() / "schema"
     con.execute("BEGIN TRANSACTION")
     try:
-        for name in wanted:
-            if "/" not in name:
-                run_script(con, (sqlfiles.sql_dir() / "views" / name).read_text(encoding="utf-8"))
-        rules.load_builtin(con)
-        facts.derive_all(con)  # the stored facts follow the new definitions
-        con.execute("DELETE FROM tracedb_views")
-        for name, digest in wanted.items():
-            con.execute("INSERT INTO tracedb_views VALUES (?, ?)", [name, digest])
+        if not bootstrapped:
+            run_script(con, (schema_dir / "000_bootstrap.sql").read_text(encoding="utf-8"))
+        for number, path in migrations():
+            if number == 0 or number <= version:
+                continue
+            run_script(con, path.read_text(encoding="utf-8"))
+            con.execute("INSERT INTO tracedb_schema VALUES (?, ?, now()::TIMESTAMP)", [number, path.name])
+        if stored != wanted or force_views:
+            _apply_views(con, wanted)
         con.execute("COMMIT")
-    except Exception:
+    except BaseException:
         con.execute("ROLLBACK")
         raise
+
+
+def _apply_views(con: duckdb.DuckDBPyConnection, wanted: dict[str, str]) -> None:
+    """(Re)create the views and macros of sql/views and reload the packaged rules (the caller owns
+    the transaction); the stored facts follow the new definitions."""
+    from . import facts, rules  # both run their SQL files through this module
+
+    for name in wanted:
+        if "/" not in name:
+            run_script(con, (sqlfiles.sql_dir() / "views" / name).read_text(encoding="utf-8"))
+    rules.load_builtin(con)
+    facts.derive_all(con)
+    con.execute("DELETE FROM tracedb_views")
+    con.executemany("INSERT INTO tracedb_views VALUES (?, ?)", list(wanted.items()))

@@ -48,10 +48,8 @@ HOLD = 4 << 20  # bytes kept back until the end of the event list is known
 # which needs no such bound, takes the file.
 WALK_BUDGET = 1 << 20
 EXACT_BATCH = 10_000
-# Where one event ends and the next begins: "}" "," "{", with the whitespace that comes before the
-# list's first event (Kineto: a newline and two spaces, which nested objects do not have). A cut
-# inside a string or a nested object breaks the segment: DuckDB rejects it and the streaming
-# reader takes over.
+# The whitespace before the list's first event (see _boundary_pattern). A cut inside a string or a
+# nested object breaks its segment: DuckDB rejects it and the streaming reader takes over.
 _LEAD = re.compile(rb"\[([ \t\r\n]*)\{")
 
 ProgressFn = Callable[[int, int], None]  # (disk bytes read, events so far; estimated in bulk)
@@ -71,10 +69,10 @@ class RawEvents:
     disk_bytes: int
 
 
-def read_raw(con: duckdb.DuckDBPyConnection, path: Path, progress: ProgressFn | None = None) -> RawEvents:
-    """Read the event texts of the trace at path into _raw (outside any transaction)."""
+def read_raw(con: duckdb.DuckDBPyConnection, stream: TraceStream, progress: ProgressFn | None = None) -> RawEvents:
+    """Read the event texts of the trace on stream into _raw (outside any transaction)."""
     with tempfile.TemporaryDirectory(prefix="tracedb-") as tmp:
-        feeder = _Feeder(path, Path(tmp), progress)
+        feeder = _Feeder(stream, Path(tmp), progress)
         feeder.start()
         con.execute("SET preserve_insertion_order = true")  # the rowid is the event index
         con.execute("CREATE OR REPLACE TEMP TABLE _raw (raw JSON)")
@@ -162,9 +160,9 @@ class _Feeder(threading.Thread):
     Segments go through a queue of one, so at most two exist at a time; None ends the queue.
     """
 
-    def __init__(self, path: Path, tmp: Path, progress: ProgressFn | None):
+    def __init__(self, stream: TraceStream, tmp: Path, progress: ProgressFn | None):
         super().__init__(name="tracedb-feeder", daemon=True)
-        self.path = path
+        self.stream = stream
         self.tmp = tmp
         self.progress = progress
         self.capture = TopLevelCapture()
@@ -211,7 +209,7 @@ class _Feeder(threading.Thread):
         self._put(path)
 
     def _feed(self) -> None:
-        stream = TraceStream(self.path)
+        stream = self.stream
         stream.observer = self.capture
         capture = self.capture
         pending = bytearray()  # list bytes not yet in a segment
@@ -219,61 +217,58 @@ class _Feeder(threading.Thread):
         opened = True  # pending starts with the list's own "["
         boundary = None  # pattern between two events, learnt from the first one
         events = 0
-        try:
-            while not self._cancelled.is_set():
-                start = stream.offset
-                chunk = stream.read(CHUNK)
-                if not chunk:
-                    break
-                if pending_at is None:
-                    if capture.kind == "array":
-                        pending_at = start + chunk.index(b"[")
-                    elif capture.kind == "object" and capture.events_start is not None:
-                        # the list's "[" is in this chunk: the head is scanned chunk by chunk
-                        pending_at = capture.events_start - 1
-                    elif capture.kind not in (None, "object"):
-                        raise ValueError("not a JSON object or array")
-                    else:
-                        continue
-                    chunk = chunk[pending_at - start:]
-                pending += chunk
-                events += chunk.count(b'"ph"')
-                if len(pending) > SEGMENT + HOLD:
-                    if boundary is None:
-                        lead = _LEAD.match(pending)
-                        if lead is None:
-                            raise ValueError("the event list does not start with an object")
-                        boundary = re.compile(rb"\}\s*(,)" + re.escape(lead.group(1)) + rb"\{")
-                    cut = _last_boundary(boundary, pending, len(pending) - HOLD)
-                    if cut is None:
-                        raise ValueError("no boundary between events in a whole segment")
-                    self._emit(memoryview(pending)[:cut], opened, closed=False)
-                    del pending[:cut + 1]  # the comma goes
-                    pending_at += cut + 1
-                    opened = False
-                    capture.keep_after(pending_at)
-                self.disk_bytes = stream.disk.bytes_read
-                if self.progress:
-                    self.progress(self.disk_bytes, events)
-            if self._cancelled.is_set():
-                return
-            if stream.read_error:
-                raise ValueError(stream.read_error)
+        while not self._cancelled.is_set():
+            start = stream.offset
+            chunk = stream.read(CHUNK)
+            if not chunk:
+                break
             if pending_at is None:
-                raise ValueError(capture.problem or "no event list")
-            if capture.kind == "object":
-                capture.finish(True, WALK_BUDGET)
-                if capture.events_end is None:
-                    raise ValueError(capture.problem or "no end of the traceEvents list")
-                if capture.events_end < pending_at:
-                    raise ValueError("more metadata after the traceEvents list than the feeder holds back")
-                del pending[capture.events_end + 1 - pending_at:]
-            elif not _ends_with_bracket(pending):
-                # DuckDB would take "[{...}, " for a whole array: a cut file must go to the streaming reader
-                raise ValueError("the event array does not end with ]")
-            self._emit(pending, opened, closed=True)
-        finally:
-            stream.close()
+                if capture.kind == "array":
+                    pending_at = start + chunk.index(b"[")
+                elif capture.kind == "object" and capture.events_start is not None:
+                    # the list's "[" is in this chunk: the head is scanned chunk by chunk
+                    pending_at = capture.events_start - 1
+                elif capture.kind not in (None, "object"):
+                    raise ValueError("not a JSON object or array")
+                else:
+                    continue
+                chunk = chunk[pending_at - start:]
+            pending += chunk
+            events += chunk.count(b'"ph"')
+            if len(pending) > SEGMENT + HOLD:
+                if boundary is None:
+                    lead = _LEAD.match(pending)
+                    if lead is None:
+                        raise ValueError("the event list does not start with an object")
+                    boundary = _boundary_pattern(lead.group(1))
+                cut = _last_boundary(boundary, pending, len(pending) - HOLD)
+                if cut is None:
+                    raise ValueError("no boundary between events in a whole segment")
+                self._emit(memoryview(pending)[:cut], opened, closed=False)
+                del pending[:cut + 1]  # the comma goes
+                pending_at += cut + 1
+                opened = False
+                capture.keep_after(pending_at)
+            self.disk_bytes = stream.disk.bytes_read
+            if self.progress:
+                self.progress(self.disk_bytes, events)
+        if self._cancelled.is_set():
+            return
+        if stream.read_error:
+            raise ValueError(stream.read_error)
+        if pending_at is None:
+            raise ValueError(capture.problem or "no event list")
+        if capture.kind == "object":
+            capture.finish(True, WALK_BUDGET)
+            if capture.events_end is None:
+                raise ValueError(capture.problem or "no end of the traceEvents list")
+            if capture.events_end < pending_at:
+                raise ValueError("more metadata after the traceEvents list than the feeder holds back")
+            del pending[capture.events_end + 1 - pending_at:]
+        elif not _ends_with_bracket(pending):
+            # DuckDB would take "[{...}, " for a whole array: a cut file must go to the streaming reader
+            raise ValueError("the event array does not end with ]")
+        self._emit(pending, opened, closed=True)
 
 
 def _ends_with_bracket(data: bytearray) -> bool:
@@ -281,6 +276,19 @@ def _ends_with_bracket(data: bytearray) -> bool:
     while end and data[end - 1] in b" \t\r\n":
         end -= 1
     return end > 0 and data[end - 1] == ord("]")
+
+
+# The keys a Chrome event starts with; a nested object (an args value) rarely starts with one.
+_EVENT_KEY = rb'(?=[ \t\r\n]*"(?:ph|cat|name|pid|tid|ts|dur|args|id|s|bp|cname|tts)")'
+
+
+def _boundary_pattern(lead: bytes) -> re.Pattern:
+    """Between two events: "}" "," "{" before one of an event's keys, with the whitespace the list
+    puts before its first event (pretty-printed Kineto: a newline and two spaces, which nested
+    objects do not have). A list written with none ("[{") separates its events by "," or ", "."""
+    if lead:
+        return re.compile(rb"\}\s*(,)" + re.escape(lead) + rb"\{" + _EVENT_KEY)
+    return re.compile(rb"\}[ \t]*(,)[ \t]*\{" + _EVENT_KEY)
 
 
 def _last_boundary(boundary: re.Pattern, data: bytearray, before: int) -> int | None:

@@ -72,7 +72,7 @@ class ChromeResult:
 
 
 def _start_kind(stream: TraceStream) -> str:
-    head = stream.peek_start(4096).lstrip(b" \t\r\n\xef\xbb\xbf")
+    head = stream.head(4096).lstrip(b" \t\r\n\xef\xbb\xbf")
     if not head:
         raise BadTraceFile(stream.path, "empty file (only whitespace)")
     first = head[:1]

@@ -1,17 +1,12 @@
 """Loading one input file into the database: one transaction per file, idempotent by content.
 
-The file's kind is told from its content (tracedb.ingest.detect). A Chrome trace is staged first,
-in bulk by DuckDB's JSON reader when the file is well-formed (tracedb.ingest.bulk), otherwise by
-the streaming reader (tracedb.ingest.chrome), which keeps every complete event of a broken file;
-one set of statements then types the staged events into the event tables
-(sql/ingest/chrome_split.sql), and the finer kinds are recognised from what they hold: an
-mlir-aie trace gets its tiles and spans (sql/ingest/aie_finish.sql), a torch_npu trace its
-Ascend device tasks as kernels (sql/ingest/ascend_finish.sql), a TensorCast trace its parsed
-sub-kernel durations (sql/ingest/tensorcast_finish.sql, tracedb.ingest.tensorcast). An Ascend
-profiler CSV is staged by tracedb.ingest.ascend_csv and typed by sql/ingest/ascend_csv.sql; an
-op_mapping.yaml is read by tracedb.ingest.op_mapping. A file that fails part way, or a Ctrl-C,
-rolls the transaction back: the database is exactly as it was. Identical content (same SHA-256)
-is skipped unless replace is asked for.
+The file is opened once: its first bytes tell which reader takes it (tracedb.ingest.readers), the
+reader stages it outside the transaction while the bytes are hashed as they stream by, and one
+transaction then stores the trace: the reader types what it staged, run parameters are stored and
+the analysis is derived (tracedb.facts). A file that fails part way, or a Ctrl-C, rolls the
+transaction back: the database is exactly as it was. Identical content (same SHA-256) is skipped
+unless replace is asked for; the file is hashed before staging only when a loaded trace has its
+size, since content of another size cannot be the same.
 """
 
 from __future__ import annotations
@@ -23,15 +18,11 @@ from pathlib import Path
 import duckdb
 
 from .. import __version__, facts
-from ..db import run_file
 from ..errors import TracedbError
-from ..jsontext import dumps as json_text
-from . import ascend_csv, op_mapping, params, tensorcast
-from .bulk import NotBulk, ProgressFn, RawEvents, discard_bulk, drop_staging, read_raw, type_bulk
-from .chrome import ChromeResult, read_chrome_trace, require_c_backend
-from .detect import ASCEND_CSV, CHROME, OP_MAPPING, input_kind
+from . import params
+from .bulk import drop_staging
+from .readers import ProgressFn, reader_for
 from .source import TraceStream, check_file, sha256_of
-from .writer import BatchWriter
 
 _TRACE_SUFFIXES = (".gz", ".json", ".trace", ".pt", ".csv", ".yaml", ".yml")
 
@@ -68,15 +59,15 @@ class LoadOutcome:
 def load_file(con: duckdb.DuckDBPyConnection, path: str | Path, *, name: str | None = None,
               replace: bool = False, progress: ProgressFn | None = None,
               meta: dict[str, str] | None = None, kind: str | None = None) -> LoadOutcome:
-    """Load one file; kind (CHROME, ASCEND_CSV or OP_MAPPING) is told from the file unless given."""
+    """Load one file; kind (a reader's kind, e.g. OP_MAPPING) is told from the file unless given.
+    progress, if given, is called with (stage, disk bytes read, events so far) as the load goes:
+    stage "read" while the file is read, then "type" and "derive"."""
     path = Path(path)
     size = check_file(path)
-    kind = kind or input_kind(path)
-    if kind == CHROME:
-        require_c_backend()
     name = name or default_name(path)
-    digest = sha256_of(path)
-
+    digest = None
+    if con.execute("SELECT count(*) FROM traces WHERE file_bytes = ? OR file_bytes IS NULL", [size]).fetchone()[0]:
+        digest = sha256_of(path)  # the same size is loaded already: maybe the same content
     skipped, clash = check_existing(con, path, name, digest, replace, "choose another --name or use --replace")
     if skipped:
         skipped.file_bytes = size
@@ -84,13 +75,18 @@ def load_file(con: duckdb.DuckDBPyConnection, path: str | Path, *, name: str | N
 
     started = time.perf_counter()
     try:
-        # Staging runs outside the transaction, where DuckDB spills staged rows to disk freely and
-        # where a DuckDB error (the bulk reader meeting a broken file) does not abort the load.
-        staged = _stage(con, kind, path, progress)
+        stream = TraceStream(path)
+        try:
+            reader = reader_for(path, stream.head(8192), kind)
+            staged = reader.stage(con, path, stream, progress)
+            digest = digest or stream.digest()
+        finally:
+            stream.close()
         # Row order within the event tables carries no meaning (event_id does): letting DuckDB
         # write them in any order makes the split faster.
         con.execute("SET preserve_insertion_order = false")
-        outcome = _load_in_transaction(con, kind, path, name, digest, size, clash, staged, progress, started, meta)
+        outcome = _load_in_transaction(con, reader, path, name, digest, size, clash, staged, progress, started,
+                                       meta)
     finally:
         con.execute("RESET preserve_insertion_order")
         drop_staging(con)
@@ -100,8 +96,10 @@ def load_file(con: duckdb.DuckDBPyConnection, path: str | Path, *, name: str | N
 def check_existing(con: duckdb.DuckDBPyConnection, path: Path, name: str, digest: str | None, replace: bool,
                    what_to_do: str) -> tuple[LoadOutcome | None, tuple | None]:
     """(the outcome of a load skipped because the same content is loaded, the row of a trace of the
-    same name to replace); a taken name without replace is an error that says what_to_do."""
-    same = con.execute("SELECT name FROM traces WHERE sha256 = ? ORDER BY trace_id LIMIT 1", [digest]).fetchone()
+    same name to replace); a taken name without replace is an error that says what_to_do. digest
+    None: no loaded trace can have the same content."""
+    same = digest and con.execute("SELECT name FROM traces WHERE sha256 = ? ORDER BY trace_id LIMIT 1",
+                                  [digest]).fetchone()
     if same and not replace:
         return LoadOutcome(path, same[0], "skipped",
                            note=f"identical content already loaded as {same[0]!r} (use --replace to load again)"), None
@@ -111,20 +109,7 @@ def check_existing(con: duckdb.DuckDBPyConnection, path: Path, name: str, digest
     return None, clash
 
 
-def _stage(con: duckdb.DuckDBPyConnection, kind: str, path: Path, progress: ProgressFn | None):
-    """What the transaction types: staged rows in temporary tables, or the parsed mapping."""
-    if kind == OP_MAPPING:
-        return op_mapping.read(path)
-    if kind == ASCEND_CSV:
-        return ascend_csv.stage(con, path, progress)
-    run_file(con, "ingest/chrome_stage.sql")
-    try:
-        return read_raw(con, path, progress)
-    except NotBulk:
-        return _stream_events(con, path, progress)
-
-
-def _load_in_transaction(con: duckdb.DuckDBPyConnection, kind: str, path: Path, name: str, digest: str,
+def _load_in_transaction(con: duckdb.DuckDBPyConnection, reader, path: Path, name: str, digest: str,
                          size: int, clash, staged, progress: ProgressFn | None, started: float,
                          meta: dict[str, str] | None) -> LoadOutcome:
     con.execute("BEGIN TRANSACTION")
@@ -136,34 +121,19 @@ def _load_in_transaction(con: duckdb.DuckDBPyConnection, kind: str, path: Path, 
             "INSERT INTO traces (trace_id, name, source_path, sha256, file_bytes, format, tracedb_version) "
             "VALUES (?, ?, ?, ?, ?, 'kineto', ?)",
             [trace_id, name, str(path.resolve()), digest, size, __version__])
-        if kind == OP_MAPPING:
-            result = staged
-            op_mapping.store(con, trace_id, result)
-            _store_metadata(con, trace_id, result)
-        elif kind == ASCEND_CSV:
-            result = staged
-            run_file(con, "ingest/ascend_csv.sql", {"trace_id": trace_id, "format": result.format})
-            _store_metadata(con, trace_id, result)
-        else:
-            result = staged if isinstance(staged, ChromeResult) else _type_bulk(con, path, staged, progress)
-            run_file(con, "ingest/chrome_split.sql", {"trace_id": trace_id})
-            _store_metadata(con, trace_id, result)
-            run_file(con, "ingest/chrome_finish.sql", {"trace_id": trace_id})
-            # Each recognises its kind from the typed events and leaves any other trace as it is.
-            run_file(con, "ingest/aie_finish.sql", {"trace_id": trace_id})
-            run_file(con, "ingest/ascend_finish.sql", {"trace_id": trace_id})
-            run_file(con, "ingest/tensorcast_finish.sql", {"trace_id": trace_id})
-            fmt = con.execute("SELECT format FROM traces WHERE trace_id = ?", [trace_id]).fetchone()[0]
-            if fmt == "tensorcast":
-                tensorcast.store_sub_kernels(con, trace_id)
+        if progress:
+            progress("type", size, getattr(staged, "event_count", 0) or 0)
+        result = reader.store(con, trace_id, path, staged, progress)
         params.store(con, trace_id, path, meta)
+        if progress:
+            progress("derive", size, result.event_count)
         facts.derive(con, trace_id)  # operations, phases, stacks, layers: stored with the trace
-        seconds = time.perf_counter() - started
         con.execute(
             "UPDATE traces SET event_count = ?, complete = ?, problem = ?, loaded_at = now()::TIMESTAMP, "
             "load_seconds = ?, rejected_count = (SELECT count(*) FROM rejected_events WHERE trace_id = ?) "
             "WHERE trace_id = ?",
-            [result.event_count, result.complete, result.problem, seconds, trace_id, trace_id])
+            [result.event_count, result.complete, result.problem, time.perf_counter() - started, trace_id,
+             trace_id])
         platform, rejected = con.execute("SELECT platform, rejected_count FROM traces WHERE trace_id = ?",
                                          [trace_id]).fetchone()
         con.execute("COMMIT")
@@ -171,39 +141,7 @@ def _load_in_transaction(con: duckdb.DuckDBPyConnection, kind: str, path: Path, 
         con.execute("ROLLBACK")
         raise
     return LoadOutcome(path, name, "replaced" if clash else "loaded", trace_id, result.event_count,
-                       rejected, result.complete, result.problem, platform, seconds, size)
-
-
-def _type_bulk(con: duckdb.DuckDBPyConnection, path: Path, raw: RawEvents,
-               progress: ProgressFn | None) -> ChromeResult:
-    try:
-        return type_bulk(con, raw)
-    except NotBulk:  # NaN in an event: read like any broken file
-        discard_bulk(con)
-        return _stream_events(con, path, progress)
-
-
-def _stream_events(con: duckdb.DuckDBPyConnection, path: Path, progress: ProgressFn | None) -> ChromeResult:
-    """Stage the trace's events with the streaming reader (sql/ingest/chrome_stage.sql)."""
-    writer = BatchWriter(con)
-    stream = TraceStream(path)
-    try:
-        on_events = (lambda n: progress(stream.disk.bytes_read, n)) if progress else None
-        result = read_chrome_trace(stream, writer.put, on_events)
-    except BaseException:
-        writer.abort()
-        raise
-    finally:
-        stream.close()
-    writer.close()
-    return result
-
-
-def _store_metadata(con: duckdb.DuckDBPyConnection, trace_id: int, result) -> None:
-    """The file's top-level keys other than its events (result.metadata: (key, value) pairs)."""
-    rows = [(trace_id, i, key, json_text(value)) for i, (key, value) in enumerate(result.metadata)]
-    if rows:
-        con.executemany("INSERT INTO trace_metadata VALUES (?, ?, ?, ?)", rows)
+                       rejected, result.complete, result.problem, platform, time.perf_counter() - started, size)
 
 
 def trace_tables(con: duckdb.DuckDBPyConnection) -> list[str]:

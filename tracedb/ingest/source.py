@@ -1,4 +1,9 @@
-"""Opening a trace file: checks, gzip detection by magic bytes, progress counting, hashing."""
+"""Opening a trace file: checks, gzip detection by magic bytes, progress counting, hashing.
+
+A file is read once: TraceStream hashes the bytes it reads from disk (the SHA-256 that makes loads
+idempotent) and holds the first decompressed bytes it was asked to look at (format detection)
+until the reader takes them.
+"""
 
 from __future__ import annotations
 
@@ -46,19 +51,29 @@ def is_gzip(path: Path) -> bool:
 
 
 class CountingFile(io.RawIOBase):
-    """A read-only file that counts the bytes read from disk (for progress bars)."""
+    """A read-only file that counts (for progress bars) and hashes the bytes read from disk."""
 
     def __init__(self, raw):
         self._raw = raw
         self.bytes_read = 0
+        self.sha256 = hashlib.sha256()
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer) -> int:
         n = self._raw.readinto(buffer)
-        self.bytes_read += n or 0
+        if n:
+            self.bytes_read += n
+            self.sha256.update(memoryview(buffer)[:n])
         return n
+
+    def digest(self) -> str:
+        """SHA-256 of the whole file: the bytes not read yet are read (and hashed) now."""
+        for block in iter(lambda: self._raw.read(1 << 20), b""):
+            self.bytes_read += len(block)
+            self.sha256.update(block)
+        return self.sha256.hexdigest()
 
     def close(self) -> None:
         self._raw.close()
@@ -84,15 +99,21 @@ class TraceStream(io.RawIOBase):
         self.observer = None
         self.read_error: str | None = None
         self._spill = b""  # bytes read but not yet handed out by readinto
+        self._head = b""  # bytes looked at by head(), handed out (and observed) by the next reads
 
     def readable(self) -> bool:
         return True
 
     def read(self, size: int = -1) -> bytes:
-        if self.read_error or size == 0:
+        if size == 0:
             return b""
         size = size if size and size > 0 else 1 << 20
-        chunk = self._read_plain(size) if self._zlib is None else self._read_gzip(size)
+        if self._head:
+            chunk, self._head = self._head, b""
+        elif self.read_error:
+            return b""
+        else:
+            chunk = self._read_plain(size) if self._zlib is None else self._read_gzip(size)
         if chunk and self.observer is not None:
             self.observer(chunk, self.offset)
         self.offset += len(chunk)
@@ -123,9 +144,10 @@ class TraceStream(io.RawIOBase):
         return out
 
     def _stop(self, problem: str) -> None:
-        if self.offset == 0:
+        at = self.offset + len(self._head)
+        if at == 0:
             raise BadTraceFile(self.path, problem)
-        self.read_error = f"{problem} at byte {self.offset} of the JSON text"
+        self.read_error = f"{problem} at byte {at} of the JSON text"
 
     def readinto(self, buffer) -> int:
         # read() may return more than asked (a gzip block inflates to any size): keep the rest
@@ -135,6 +157,28 @@ class TraceStream(io.RawIOBase):
         view[:n] = data[:n]
         self._spill = data[n:]
         return n
+
+    def head(self, n: int = 8192) -> bytes:
+        """Up to n of the first decompressed bytes, without consuming them: the next reads return
+        them (to the observer too). Only before the first read."""
+        if self.offset or self._spill:
+            raise ValueError("head() after reading")
+        try:
+            while len(self._head) < n and not self.read_error:
+                piece = self._read_plain(n) if self._zlib is None else self._read_gzip(n)
+                if not piece:
+                    break
+                self._head += piece
+        except BadTraceFile:
+            if not self._head:
+                raise
+        if not self._head and self.read_error:
+            raise BadTraceFile(self.path, self.read_error.split(" at byte ")[0])
+        return self._head[:n]
+
+    def digest(self) -> str:
+        """SHA-256 of the file as stored (compressed bytes for .gz)."""
+        return self.disk.digest()
 
     def peek_start(self, n: int = 4096) -> bytes:
         """The first n decompressed bytes, read through a separate handle."""
