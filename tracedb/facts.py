@@ -23,9 +23,14 @@ def derive(con: duckdb.DuckDBPyConnection, trace_id: int) -> None:
     con.execute(f"SET memory_limit = '{DERIVE_MEMORY_LIMIT}'")
     try:
         db.run_file(con, "derive/kernel_facts.sql", {"trace_id": trace_id})
-        db.run_file(con, "derive/aie_kernels.sql", {"trace_id": trace_id})
+        # AIE kernel runs only for an mlir-aie trace: no work for formats the trace is not
+        if con.execute("SELECT format = 'mlir-aie' FROM traces WHERE trace_id = ?", [trace_id]).fetchone()[0]:
+            db.run_file(con, "derive/aie_kernels.sql", {"trace_id": trace_id})
     finally:
-        con.execute(f"SET memory_limit = '{before}'")
+        try:
+            con.execute(f"SET memory_limit = '{before}'")
+        except duckdb.TransactionException:
+            pass  # the transaction failed: its own error is the one to report
 
 
 def derive_all(con: duckdb.DuckDBPyConnection) -> int:

@@ -212,6 +212,7 @@ class _Feeder(threading.Thread):
         stream = self.stream
         stream.observer = self.capture
         capture = self.capture
+        capture.keep_chunks = False  # pending holds the bytes the end of the list is sought in
         pending = bytearray()  # list bytes not yet in a segment
         pending_at = None  # stream offset of pending[0], once the list has started
         opened = True  # pending starts with the list's own "["
@@ -248,7 +249,6 @@ class _Feeder(threading.Thread):
                 del pending[:cut + 1]  # the comma goes
                 pending_at += cut + 1
                 opened = False
-                capture.keep_after(pending_at)
             self.disk_bytes = stream.disk.bytes_read
             if self.progress:
                 self.progress(self.disk_bytes, events)
@@ -259,7 +259,7 @@ class _Feeder(threading.Thread):
         if pending_at is None:
             raise ValueError(capture.problem or "no event list")
         if capture.kind == "object":
-            capture.finish(True, WALK_BUDGET)
+            capture.finish(True, WALK_BUDGET, held=(pending, pending_at))
             if capture.events_end is None:
                 raise ValueError(capture.problem or "no end of the traceEvents list")
             if capture.events_end < pending_at:

@@ -23,6 +23,9 @@ from typing import NamedTuple
 from ..jsontext import loads_exact
 
 HEAD_LIMIT = 64 << 20  # bytes of metadata allowed before the event list
+# With a walk budget, the bytes after the event list the walk reads at most (more: the guess fails
+# and the caller's check sends the file to the reader that needs no bound).
+TAIL_WINDOW = 4 << 20
 _EVENTS_KEY = b'"traceEvents"'
 _EVENTS_OPEN = re.compile(rb'"traceEvents"\s*:\s*\[')
 _WS = b" \t\r\n"
@@ -50,6 +53,7 @@ class TopLevelCapture:
         self._current = 0  # offset of the chunk being parsed now
         self._keep_from = 0
         self.walked = 0  # bytes the search for the list's end examined (for tests)
+        self.keep_chunks = True  # False: the caller holds the bytes after the head (finish(held=...))
 
     # -- fed by TraceStream ---------------------------------------------------------------------
     def __call__(self, chunk: bytes, offset: int) -> None:
@@ -62,7 +66,7 @@ class TopLevelCapture:
             self._head_offset = offset
         if self.kind == "object" and self.events_start is None:
             self._scan_head(chunk)
-        elif self.events_start is not None:
+        elif self.events_start is not None and self.keep_chunks:
             self._chunks.append((offset, chunk))
             while len(self._chunks) > 1 and self._chunks[1][0] <= self._keep_from:
                 self._chunks.pop(0)
@@ -70,10 +74,6 @@ class TopLevelCapture:
     def mark_event(self) -> None:
         """An event was just completed: everything before the current chunk is event data."""
         self._keep_from = self._current
-
-    def keep_after(self, offset: int) -> None:
-        """Everything before offset is event data (for readers that do not see single events)."""
-        self._keep_from = max(self._keep_from, offset)
 
     # -- head -----------------------------------------------------------------------------------
     def _scan_head(self, chunk: bytes) -> None:
@@ -108,17 +108,22 @@ class TopLevelCapture:
             self._head = bytearray()
 
     # -- tail -----------------------------------------------------------------------------------
-    def finish(self, events_complete: bool, walk_budget: int | None = None) -> None:
+    def finish(self, events_complete: bool, walk_budget: int | None = None, held=None) -> None:
         """Recover the keys after the event list once the stream has been read.
 
         walk_budget bounds the bytes of one array value the backward walk skips before taking it
         for the event list (the bulk reader, which checks its guess by parsing the list); None
-        walks as far as the bytes kept, for a document already known to parse whole.
+        walks as far as the bytes kept, for a document already known to parse whole. held: (data,
+        offset of its first byte), the bytes from inside the event list to the end of the file
+        when the caller holds them itself (see keep_chunks); else the chunks kept here.
         """
         if self.kind != "object" or self.events_start is None:
             return
-        data = b"".join(c for _, c in self._chunks)
-        base = self._chunks[0][0] if self._chunks else self.events_start
+        if held is not None:
+            data, base = held
+        else:
+            data = b"".join(c for _, c in self._chunks)
+            base = self._chunks[0][0] if self._chunks else self.events_start
         self._chunks = []
         if not events_complete:
             return
@@ -176,7 +181,10 @@ class _RunOff(Exception):
 def list_close(data: bytes, budget: int | None = None) -> ListClose:
     """Where the event list closes in data: the bytes kept from inside the event list (at or after
     its "[") to the end of the file. See the module docstring; budget as in TopLevelCapture.finish."""
-    rev = data[::-1]  # walking backwards is reading the reversed bytes forwards
+    skip = 0
+    if budget is not None and len(data) > budget + TAIL_WINDOW:
+        skip = len(data) - (budget + TAIL_WINDOW)  # the walk reads no further back: copy no more
+    rev = bytes(memoryview(data)[skip:])[::-1]  # walking backwards is reading the reversed bytes forwards
     n = len(rev)
     pos = _WS_RUN.match(rev).end()
     if pos >= n or rev[pos] != ord("}"):
@@ -189,7 +197,7 @@ def list_close(data: bytes, budget: int | None = None) -> ListClose:
         first = rev[pos]
         if first == ord("{"):  # the object's start: no event list among these bytes
             return ListClose(None, pos)
-        value_end = n - 1 - pos  # offset of the value's last byte in data
+        value_end = skip + n - 1 - pos  # offset of the value's last byte in data
         try:
             pos = _skip_value(rev, pos, budget)
             pos = _WS_RUN.match(rev, pos).end()
@@ -205,8 +213,7 @@ def list_close(data: bytes, budget: int | None = None) -> ListClose:
         except _RunOff as stop:
             # only the event list reaches back past the bytes kept
             return ListClose(value_end if first == ord("]") else None, stop.args[0] if stop.args else n)
-        key = data[n - pos:n - key_end]
-        if key == b'"traceEvents"':
+        if rev[key_end + 1:pos - 1] == b"stnevEecart":  # "traceEvents", reversed
             return ListClose(value_end if first == ord("]") else None, pos)
         pos = _WS_RUN.match(rev, pos).end()
         if pos >= n:

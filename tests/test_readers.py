@@ -1,0 +1,104 @@
+"""The input readers (tracedb.ingest.readers): one pass over the file, one place per format, and
+no work for formats a file is not."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+
+import pytest
+
+from conftest import KINETO, load, run_cli, write_tc_trace, tc_op
+from tracedb import db as dbmod
+from tracedb.ingest import readers, source
+
+
+@pytest.fixture
+def scripts_run(monkeypatch):
+    """The SQL files run during a load, in order."""
+    ran = []
+    real = dbmod.run_file
+
+    def spy(con, rel, params=None):
+        ran.append(rel)
+        return real(con, rel, params)
+
+    monkeypatch.setattr(dbmod, "run_file", spy)
+    monkeypatch.setattr(readers, "run_file", spy)
+    return ran
+
+
+def _finishes(ran):
+    return [r for r in ran if r.endswith("_finish.sql") and r != "ingest/chrome_finish.sql"]
+
+
+def test_kineto_trace_runs_no_finish_of_another_format(con, scripts_run):
+    path = next(p for p in KINETO if p.name.startswith("h100_bert"))
+    out = load(con, path)
+    assert out.status == "loaded"
+    assert _finishes(scripts_run) == []
+    assert "derive/aie_kernels.sql" not in scripts_run
+
+
+def test_tensorcast_trace_runs_its_finish_only(con, tmp_path, scripts_run):
+    path = write_tc_trace(tmp_path / "tc.json", tc_op("matmul", 5, kernel_type="MatMulV2", source="MEASURED"))
+    load(con, path)
+    assert _finishes(scripts_run) == ["ingest/tensorcast_finish.sql"]
+    assert con.execute("SELECT format, platform FROM traces").fetchone() == ("tensorcast", "model")
+
+
+def test_mlir_aie_trace_runs_its_finish_and_kernel_runs(con, tmp_path, scripts_run):
+    events = [{"name": "process_name", "ph": "M", "pid": 1, "args": {"name": "core_trace for tile2,1"}},
+              {"name": "INSTR_EVENT_0", "ph": "B", "pid": 1, "tid": 0, "ts": 10},
+              {"name": "INSTR_EVENT_1", "ph": "E", "pid": 1, "tid": 0, "ts": 20}]
+    path = tmp_path / "aie.json"
+    path.write_text(json.dumps(events))
+    load(con, path)
+    assert _finishes(scripts_run) == ["ingest/aie_finish.sql"]
+    assert "derive/aie_kernels.sql" in scripts_run
+
+
+@pytest.mark.parametrize("fixture", ["h100_bert-small", "mi300_vllm_decode_hipgraph"])
+def test_sha256_computed_while_reading_equals_the_file_digest(con, fixture):
+    path = next(p for p in KINETO if p.name.startswith(fixture))
+    load(con, path)
+    stored = con.execute("SELECT sha256 FROM traces").fetchone()[0]
+    assert stored == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_file_hashed_before_reading_only_when_a_trace_of_its_size_is_loaded(con, monkeypatch):
+    calls = []
+    real = source.sha256_of
+    monkeypatch.setattr("tracedb.ingest.loader.sha256_of", lambda p: calls.append(p) or real(p))
+    first = next(p for p in KINETO if p.name.startswith("h100_bert"))
+    load(con, first)
+    assert calls == []  # nothing of that size was loaded: the digest comes from the one read
+    again = load(con, first)
+    assert again.status == "skipped" and calls == [first]
+
+
+def test_stream_head_is_handed_to_the_reader_and_the_observer():
+    path = next(p for p in KINETO if p.name.startswith("h100_bert"))
+    stream = source.TraceStream(path)
+    seen = []
+    try:
+        head = stream.head(100)
+        stream.observer = lambda chunk, offset: seen.append((offset, len(chunk)))
+        data = b""
+        while chunk := stream.read(1 << 16):
+            data += chunk
+    finally:
+        stream.close()
+    assert data == gzip.decompress(path.read_bytes())
+    assert len(head) == 100 and data.startswith(head)
+    # the observer (the metadata capture) sees every byte once, from the first
+    assert seen[0][0] == 0 and sum(n for _, n in seen) == len(data)
+
+
+@pytest.mark.parametrize("args", [["load"], ["report", "summary", "--limit", "abc"], ["nope"], ["sql"]])
+def test_usage_errors_print_usage_and_exit_2_without_traceback(tmp_path, args):
+    proc = run_cli(*args, db=tmp_path / "x.duckdb")
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and "Usage:" in proc.stderr
+    assert not (tmp_path / "x.duckdb").exists()
