@@ -102,3 +102,27 @@ def test_usage_errors_print_usage_and_exit_2_without_traceback(tmp_path, args):
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and "Usage:" in proc.stderr
     assert not (tmp_path / "x.duckdb").exists()
+
+
+@pytest.mark.parametrize("query", [
+    "COPY (SELECT 'x' AS a) TO '{db}' (FORMAT csv)",
+    "COPY (SELECT 'x' AS a) TO '{other}' (FORMAT csv)",
+    "ATTACH '{other}' AS o",
+    "EXPORT DATABASE '{other_dir}'",
+    "SELECT * FROM read_csv('{db}')",
+    "INSTALL httpfs",
+    "SET enable_external_access = true",
+])
+def test_sql_reads_the_database_and_nothing_else(tmp_path, query):
+    db = tmp_path / "runs.duckdb"
+    path = next(p for p in KINETO if p.name.startswith("cpu_only"))
+    run_cli("load", path, db=db, check=True)
+    before = db.read_bytes()
+    other, other_dir = tmp_path / "other.duckdb", tmp_path / "export"
+    proc = run_cli("sql", query.format(db=db, other=other, other_dir=other_dir), db=db)
+    assert proc.returncode == 1 and proc.stderr.startswith("tracedb: error: SQL error:")
+    assert "Traceback" not in proc.stderr
+    assert db.read_bytes() == before
+    assert not other.exists() and not other_dir.exists()
+    ok = run_cli("sql", "SELECT count(*) AS n FROM traces", "--format", "csv", db=db, check=True)
+    assert ok.stdout.split() == ["n", "1"]

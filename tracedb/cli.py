@@ -235,8 +235,14 @@ def run_sql(
     db: DbOption = None,
     fmt: FormatOption = Format.table,
 ) -> None:
-    """Run a SQL query and print its rows."""
+    """Run a SQL query and print its rows. The query reads the database and nothing else: it cannot
+    write (the file is open read-only), read or write other files (COPY ... TO, EXPORT DATABASE,
+    ATTACH, read_csv), install or load extensions, or change settings. To save rows to a file, use
+    --format csv and redirect the output."""
+    from .db import lock_down
+
     with open_db(_db_path(db), read_only=True) as con:
+        lock_down(con)
         try:
             cur = con.execute(query)
         except duckdb.Error as exc:

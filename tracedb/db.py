@@ -144,6 +144,15 @@ def _explain_open_error(path: Path, exc: Exception) -> str:
     return f"{path}: cannot open database: {first}"
 
 
+def lock_down(con: duckdb.DuckDBPyConnection) -> None:
+    """Let a connection run a user's SQL and nothing else: no file read or written (COPY ... TO,
+    EXPORT DATABASE, ATTACH, read_csv of any path), no extension installed or loaded, and no
+    setting changed afterwards, by DuckDB's own switches rather than a filter of keywords. The
+    database itself must be open read-only."""
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
+
+
 def schema_version(con: duckdb.DuckDBPyConnection) -> int:
     try:  # asking the table is quicker than looking it up in the catalog on every open
         return con.execute("SELECT coalesce(max(version), 0) FROM main.tracedb_schema").fetchone()[0]
