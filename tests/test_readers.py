@@ -126,3 +126,12 @@ def test_sql_reads_the_database_and_nothing_else(tmp_path, query):
     assert not other.exists() and not other_dir.exists()
     ok = run_cli("sql", "SELECT count(*) AS n FROM traces", "--format", "csv", db=db, check=True)
     assert ok.stdout.split() == ["n", "1"]
+
+
+@pytest.mark.parametrize("query", ["", "   ", " -- only a comment"])
+def test_sql_without_a_statement_is_one_line(tmp_path, query):
+    db = tmp_path / "runs.duckdb"
+    run_cli("load", next(p for p in KINETO if p.name.startswith("cpu_only")), db=db, check=True)
+    proc = run_cli("sql", query, db=db)
+    assert proc.returncode == 1
+    assert proc.stderr == "tracedb: error: no SQL statement given\n"

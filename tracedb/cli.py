@@ -247,6 +247,8 @@ def run_sql(
             cur = con.execute(query)
         except duckdb.Error as exc:
             raise TracedbError(f"SQL error: {' '.join(str(exc).split())}") from None
+        if cur is None:  # nothing but whitespace or comments
+            raise TracedbError("no SQL statement given")
         if cur.description is None:
             return
         render([d[0] for d in cur.description], cur.fetchall(), fmt)
