@@ -422,21 +422,21 @@ def test_bert_reports_through_the_cli(bert_db):
                              "--format", "json", db=bert_db, check=True).stdout)
     assert set(out) == {"main", "sides", "layer notes"} and out["main"] == []
     assert [s["trace"] for s in out["sides"]] == ["h100_bert-small", "mi300_bert-small"]
-    one = json.loads(run_cli("report", "compare", "-t", "1", "--vs", "2", "--section", "summary",
+    one = json.loads(run_cli("report", "compare", "-t", "#1", "--vs", "#2", "--section", "summary",
                              "--format", "json", "--phase", "all", db=bert_db, check=True).stdout)
     assert sum(r["ops"] for r in one) == 7
-    sql = run_cli("report", "fusion", "-t", "1", "--vs", "2", "--section", "sides", "--show-sql",
+    sql = run_cli("report", "fusion", "-t", "#1", "--vs", "#2", "--section", "sides", "--show-sql",
                   db=bert_db, check=True).stdout
     assert sql.startswith("-- Section: sides") and "fusion_summary($trace, $vs, $phase)" in sql
-    assert "fusion_findings($trace" not in sql and "$vs = '2'" in sql
+    assert "fusion_findings($trace" not in sql and "$vs = '#2'" in sql
 
 
 def test_comparison_cli_errors(bert_db):
     for args, message in [
         (("report", "fusion", "--trace", "h100_bert-small"), "compares two traces: give --trace A --vs B"),
-        (("report", "fusion", "--trace", "h100_bert-small", "--vs", "nope"), "no trace named 'nope'"),
+        (("report", "fusion", "--trace", "h100_bert-small", "--vs", "nope"), "no trace 'nope'"),
         (("report", "ops", "--vs", "h100_bert-small"), "report ops takes no --vs"),
-        (("report", "compare", "-t", "1", "--vs", "2", "--section", "nope"), "has no section 'nope'"),
+        (("report", "compare", "-t", "#1", "--vs", "#2", "--section", "nope"), "has no section 'nope'"),
     ]:
         proc = run_cli(*args, db=bert_db)
         assert proc.returncode == 1 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr

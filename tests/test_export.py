@@ -96,7 +96,7 @@ def test_export_of_some_traces_and_user_errors(source, tmp_path):
     assert [t["name"] for t in json.loads((some / MANIFEST).read_text())["traces"]] == ["op_mapping", "tc"]
     assert sorted(p.name for p in (some / "traces").iterdir()) == ["trace=op_mapping", "trace=tc"]
     for args, message in [((out,), "exists and is not an empty directory"),
-                          ((tmp_path / "x", "--trace", "nope"), "no trace named 'nope'")]:
+                          ((tmp_path / "x", "--trace", "nope"), "no trace 'nope'")]:
         proc = run_cli("export", *args, db=db)
         assert proc.returncode == 1 and message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
     newer = tmp_path / "newer"

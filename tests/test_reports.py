@@ -136,7 +136,7 @@ def test_show_sql_and_user_errors(fixture_db):
     out = run_cli("report", "ops", "--show-sql", "--phase", "decode", db=fixture_db, check=True).stdout
     assert out.startswith("-- Report: ops") and "$phase = 'decode'" in out
     for args, message in [(("report", "nope"), "no report named 'nope'"),
-                          (("report", "ops", "--trace", "missing"), "no trace named 'missing'"),
+                          (("report", "ops", "--trace", "missing"), "no trace 'missing'"),
                           (("report", "ops", "--phase", "warmup"), "phase 'warmup' is not one of"),
                           (("report", "phases", "--limit", "3"), "report phases takes no --limit")]:
         proc = run_cli(*args, db=fixture_db)

@@ -12,7 +12,7 @@ from typing import Annotated, List, Optional
 import duckdb
 import typer
 
-from . import __version__, facts, reports, rules
+from . import __version__, facts, reports, rules, traces
 from .db import STORAGE_VERSION, default_path, open_db
 from .errors import TracedbError
 from .render import Format, by_trace, records, render, to_json
@@ -78,7 +78,7 @@ def load(
     from .ingest import params
     from .ingest.readers import OP_MAPPING
 
-    if name and len(files) > 1:
+    if name is not None and len(files) > 1:
         raise TracedbError("--name applies to one file; load the files one at a time to name them")
     run_params = params.parse_meta(meta)
     if not wait >= 0:  # NaN included
@@ -103,7 +103,7 @@ def load(
         for path in files:
             try:
                 if exchange.is_export(path):  # a directory written by tracedb export
-                    if name or meta or op_mapping:
+                    if name is not None or meta or op_mapping:
                         raise TracedbError(f"{path}: an export keeps its traces' names and parameters; "
                                            "--name, --meta and --op-mapping do not apply to it")
                     loaded = exchange.load_export(con, path, replace)
@@ -176,7 +176,7 @@ def export(
     directory: Annotated[Path, typer.Argument(help="A new (or empty) directory to write to.", show_default=False)],
     db: DbOption = None,
     trace: Annotated[Optional[List[str]], typer.Option(
-        "--trace", "-t", help="Only this trace (name or id; repeatable). Default: every trace.",
+        "--trace", "-t", help="Only this trace (name or #id; repeatable). Default: every trace.",
         show_default=False)] = None,
 ) -> None:
     """Write the traces as Parquet: DIR/<table>/trace=<name>/data.parquet for every table, the
@@ -201,30 +201,24 @@ def list_traces(db: DbOption = None, fmt: FormatOption = Format.table) -> None:
 
 @app.command("rm")
 def remove(
-    names: Annotated[List[str], typer.Argument(help="Names (or ids) of the traces to remove.",
+    names: Annotated[List[str], typer.Argument(help="Names of the traces to remove (or #ID for the trace of that id).",
                                                show_default=False)],
     db: DbOption = None,
 ) -> None:
     """Remove traces and every row that belongs to them."""
     from .ingest.loader import delete_trace
 
-    with open_db(_db_path(db)) as con:
-        ids = []
-        for name in names:
-            row = con.execute("SELECT trace_id FROM traces WHERE name = ? OR CAST(trace_id AS VARCHAR) = ?",
-                              [name, name]).fetchone()
-            if row is None:
-                raise TracedbError(f"no trace named {name!r} (see: tracedb ls)")
-            ids.append((name, row[0]))
+    with open_db(_db_path(db), create=False) as con:
+        ids = [traces.find(con, name) for name in names]
         con.execute("BEGIN TRANSACTION")
         try:
-            for _, trace_id in ids:
+            for trace_id, _ in ids:
                 delete_trace(con, trace_id)
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
             raise
-    for name, _ in ids:
+    for _, name in ids:
         say(f"tracedb: removed {name}")
 
 
@@ -314,7 +308,7 @@ def _flag(param: str) -> str:
 def run_report(
     name: Annotated[str, typer.Argument(help="Report to run (see: tracedb reports).", show_default=False)],
     db: DbOption = None,
-    trace: Annotated[Optional[str], typer.Option("--trace", "-t", help="Only this trace (name or id); for a "
+    trace: Annotated[Optional[str], typer.Option("--trace", "-t", help="Only this trace (name or #id); for a "
                                                  "comparison, trace A.", show_default=False)] = None,
     vs: Annotated[Optional[str], typer.Option("--vs", help="Trace B of a comparison (compare, alignment, fusion, "
                                               "same-kernels).", show_default=False)] = None,
@@ -328,7 +322,7 @@ def run_report(
         "--forward-passes", help="tc-vs-prof: forward passes the profile holds (its time and kernels are "
                                  "divided by it).", show_default=False)] = None,
     mapping: Annotated[Optional[str], typer.Option(
-        "--mapping", help="tc-vs-prof: the op mapping to use (name or id of a loaded op_mapping.yaml).",
+        "--mapping", help="tc-vs-prof: the op mapping to use (name or #id of a loaded op_mapping.yaml).",
         show_default=False)] = None,
     param: Annotated[Optional[List[str]], typer.Option(
         "--param", "-p", help="Any other parameter of the report, KEY=VALUE (repeatable), e.g. -p M=512 "
@@ -361,7 +355,7 @@ def run_report(
         typer.echo("-- parameters: " + ", ".join(f"${k} = {v!r}" for k, v in values.items()))
         return
     if rules_file:
-        with open_db(_db_path(db)) as con:
+        with open_db(_db_path(db), create=False) as con:
             _add_rules(con, rules_file)
     with open_db(_db_path(db), read_only=True) as con:
         reports.check_trace(con, trace)
@@ -458,7 +452,7 @@ def rules_add(
     db: DbOption = None,
 ) -> None:
     """Store your own rules file (replacing an earlier one of the same name) and re-derive every trace."""
-    with open_db(_db_path(db)) as con:
+    with open_db(_db_path(db), create=False) as con:
         _add_rules(con, file)
 
 
@@ -468,7 +462,7 @@ def rules_rm(
     db: DbOption = None,
 ) -> None:
     """Remove your rules of one source and re-derive every trace."""
-    with open_db(_db_path(db)) as con:
+    with open_db(_db_path(db), create=False) as con:
         removed = rules.remove_source(con, source)
     say(f"tracedb: removed {removed} rule(s) of {source}")
 
@@ -476,7 +470,7 @@ def rules_rm(
 @app.command()
 def refresh(db: DbOption = None) -> None:
     """Re-derive every trace's operations, phases, stacks and layers (after editing rules by hand)."""
-    with open_db(_db_path(db)) as con:
+    with open_db(_db_path(db), create=False) as con:
         count = facts.refresh(con)
     say(f"tracedb: refreshed {count} trace(s)")
 

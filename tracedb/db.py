@@ -75,8 +75,9 @@ class DatabaseLocked(TracedbError):
 
 def open_db(path: str | os.PathLike | None = None, *, read_only: bool = False,
             memory_limit: str | None = None, wait: float = 0.0,
-            storage: str | None = None) -> duckdb.DuckDBPyConnection:
-    """Open (creating if needed) a tracedb database, migrated and with current views.
+            storage: str | None = None, create: bool = True) -> duckdb.DuckDBPyConnection:
+    """Open a tracedb database, migrated and with current views; a missing file is created when
+    create is true (and never by a read-only open).
 
     A read-only open of a database whose schema or views are out of date upgrades it first
     through a short read-write connection. wait: seconds to keep trying while another process
@@ -85,7 +86,7 @@ def open_db(path: str | os.PathLike | None = None, *, read_only: bool = False,
     path = Path(path or default_path())
     if path.is_dir():
         raise TracedbError(f"{path}: is a directory, not a database file")
-    if read_only and not path.exists():
+    if (read_only or not create) and not path.exists():
         raise TracedbError(f"{path}: no such database (load a trace first: tracedb load FILE --db {path})")
     deadline = time.monotonic() + max(0.0, wait)
     while True:

@@ -30,6 +30,7 @@ import duckdb
 from . import __version__, db, facts
 from .errors import TracedbError
 from .ingest.loader import LoadOutcome, check_existing, delete_trace, trace_tables
+from .traces import find as find_trace
 
 MANIFEST = "tracedb-export.json"
 _FOLDER = re.compile(r"^trace=[^/\\]+$")
@@ -75,13 +76,8 @@ def export(con: duckdb.DuckDBPyConnection, out: Path, names: list[str] | None = 
         raise TracedbError(f"{out}: exists and is not an empty directory; export to a new one")
     traces = con.execute("SELECT trace_id, name, sha256, format, platform FROM traces ORDER BY trace_id").fetchall()
     if names:
-        wanted = []
-        for name in names:
-            hit = [t for t in traces if t[1] == name or str(t[0]) == name]
-            if not hit:
-                raise TracedbError(f"no trace named {name!r} (see: tracedb ls)")
-            wanted += hit
-        traces = [t for t in traces if t in wanted]  # in trace_id order, each once
+        wanted = {find_trace(con, name)[0] for name in names}
+        traces = [t for t in traces if t[0] in wanted]  # in trace_id order, each once
     if not traces:
         raise TracedbError("the database holds no trace to export")
     # Written next to the target and renamed at the end: an export is there whole or not at all.

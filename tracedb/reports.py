@@ -5,7 +5,7 @@ A report is one SELECT preceded by a header that documents it:
     -- Report: ops
     -- Per operation and phase: kernels, total and mean time, share of GPU time, top kernels.
     -- Parameters:
-    --   trace  = NULL  trace name or id (NULL: every trace)
+    --   trace  = NULL  trace name or #id (NULL: every trace)
     --   limit  = 20    rows per trace
     -- Columns:
     --   trace     text             trace name
@@ -38,7 +38,7 @@ from typing import Any
 
 import duckdb
 
-from . import db, sqlfiles
+from . import db, sqlfiles, traces
 from .errors import TracedbError
 
 FORMATS = ("text", "count", "duration", "percent", "ratio", "bytes", "id")
@@ -261,9 +261,7 @@ def bind(report: Report, given: dict[str, Any]) -> dict[str, Any]:
 def check_trace(con: duckdb.DuckDBPyConnection, trace: str | None) -> None:
     if trace is None:
         return
-    hit = con.execute("SELECT count(*) FROM traces WHERE is_trace(name, trace_id, ?)", [trace]).fetchone()[0]
-    if not hit:
-        raise TracedbError(f"no trace named {trace!r} (see: tracedb ls)")
+    traces.find(con, trace)
 
 
 def trace_labels(con: duckdb.DuckDBPyConnection, values: dict[str, Any]) -> tuple[str, str]:

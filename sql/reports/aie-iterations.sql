@@ -5,7 +5,7 @@
 -- --meta or path, else the defaults of sql/views/83_aie_rates.sql.
 -- Chart: trace+tile_name+iteration_index -> total_span_cycles  Cycles per iteration and core
 -- Parameters:
---   trace = NULL        trace name or id (NULL: every mlir-aie trace)
+--   trace = NULL        trace name or #id (NULL: every mlir-aie trace)
 --   M = NULL            GEMM rows of A and C
 --   K = NULL            GEMM inner dimension
 --   N = NULL            GEMM columns of B and C

@@ -4,7 +4,7 @@
 -- post-processor's aggregate JSON with --format json. Parameters left out come from the trace's
 -- --meta or path, else the defaults of sql/views/83_aie_rates.sql.
 -- Parameters:
---   trace = NULL        trace name or id (NULL: every mlir-aie trace)
+--   trace = NULL        trace name or #id (NULL: every mlir-aie trace)
 --   M = NULL            GEMM rows of A and C
 --   K = NULL            GEMM inner dimension
 --   N = NULL            GEMM columns of B and C

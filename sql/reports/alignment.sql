@@ -4,8 +4,8 @@
 -- each layer over every forward pass, with same-kernel flags and fusion notes.
 -- Chart: layer -> a_total_ns,b_total_ns,gap_ns  Time per layer, and the gap
 -- Parameters:
---   trace = NULL   trace A (name or id)
---   vs = NULL      trace B (name or id)
+--   trace = NULL   trace A (name or #id)
+--   vs = NULL      trace B (name or #id)
 --   phase = NULL   only kernels of this phase: prefill, decode, mixed or none (NULL: all)
 --   limit = NULL   rows of the layers and pairs tables (NULL: all)
 -- Columns:

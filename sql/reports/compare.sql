@@ -4,8 +4,8 @@
 -- cpu_op that issues each and the kernels behind the time.
 -- Chart: op -> a_total_ns,b_total_ns  Time per operation, A and B side by side
 -- Parameters:
---   trace = NULL   trace A (name or id)
---   vs = NULL      trace B (name or id)
+--   trace = NULL   trace A (name or #id)
+--   vs = NULL      trace B (name or #id)
 --   phase = NULL   only kernels of this phase: prefill, decode, mixed or none (NULL: all)
 --   limit = NULL   rows of the operations table (NULL: every operation)
 -- Columns:

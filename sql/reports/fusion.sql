@@ -5,8 +5,8 @@
 -- the time at stake; then what each side fuses, and the per-layer fusion notes of the alignment.
 -- Chart: finding+fused_op -> at_stake_ns  Time at stake per finding
 -- Parameters:
---   trace = NULL   trace A (name or id)
---   vs = NULL      trace B (name or id)
+--   trace = NULL   trace A (name or #id)
+--   vs = NULL      trace B (name or #id)
 --   phase = NULL   only kernels of this phase: prefill, decode, mixed or none (NULL: all)
 --   limit = NULL   rows of the findings and notes tables (NULL: all)
 -- Columns:

@@ -2,7 +2,7 @@
 -- Top kernels by total time: each distinct kernel name per phase with its operation, matching
 -- rule and most common cpu_op.
 -- Parameters:
---   trace = NULL   trace name or id (NULL: every trace)
+--   trace = NULL   trace name or #id (NULL: every trace)
 --   phase = NULL   only this phase: prefill, decode, mixed or none (NULL: all)
 --   limit = 25     rows per trace, largest total first
 -- Columns:

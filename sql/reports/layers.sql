@@ -3,7 +3,7 @@
 -- taking it. Kernels outside every layer (embedding, final norm, LM head, sampling) form the row
 -- with an empty layer.
 -- Parameters:
---   trace = NULL   trace name or id (NULL: every trace)
+--   trace = NULL   trace name or #id (NULL: every trace)
 --   phase = NULL   only passes of this phase: prefill, decode, mixed or none (NULL: all)
 --   limit = 200    rows per trace, in layer order
 -- Columns:

@@ -3,7 +3,7 @@
 -- kernels that take most of it.
 -- Chart: trace+op+phase -> total_ns  GPU time per operation
 -- Parameters:
---   trace = NULL   trace name or id (NULL: every trace)
+--   trace = NULL   trace name or #id (NULL: every trace)
 --   phase = NULL   only this phase: prefill, decode, mixed or none (NULL: all)
 --   limit = 30     rows per trace, largest total first
 -- Columns:

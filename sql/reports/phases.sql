@@ -1,7 +1,7 @@
 -- Report: phases
 -- Per phase: iterations, kernels, GPU time and its share, and GPU time per iteration.
 -- Parameters:
---   trace = NULL   trace name or id (NULL: every trace)
+--   trace = NULL   trace name or #id (NULL: every trace)
 -- Columns:
 --   trace            text            trace name
 --   phase            text            prefill, decode, mixed or none

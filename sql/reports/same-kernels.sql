@@ -2,8 +2,8 @@
 -- Kernels both traces run under the very same name (Triton, PyTorch native, shared libraries),
 -- compared count for count and time for time, largest gap first; then how many each side wins.
 -- Parameters:
---   trace = NULL   trace A (name or id)
---   vs = NULL      trace B (name or id)
+--   trace = NULL   trace A (name or #id)
+--   vs = NULL      trace B (name or #id)
 --   phase = NULL   only kernels of this phase: prefill, decode, mixed or none (NULL: all)
 --   limit = NULL   rows of the kernels table (NULL: all)
 -- Columns:

@@ -2,7 +2,7 @@
 -- Where each operation comes from: per operation the most common cpu_op and Python path, and how
 -- many different ones issue it.
 -- Parameters:
---   trace = NULL   trace name or id (NULL: every trace)
+--   trace = NULL   trace name or #id (NULL: every trace)
 --   phase = NULL   only this phase: prefill, decode, mixed or none (NULL: all)
 --   limit = 30     rows per trace, largest total first
 -- Columns:

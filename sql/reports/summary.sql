@@ -1,7 +1,7 @@
 -- Report: summary
 -- Per trace: GPU kernel time and count, busy versus idle time of the GPU, and time by operation.
 -- Parameters:
---   trace = NULL   trace name or id (NULL: every trace)
+--   trace = NULL   trace name or #id (NULL: every trace)
 --   phase = NULL   only kernels of this phase: prefill, decode, mixed or none (NULL: all)
 -- Columns:
 --   trace        text            trace name

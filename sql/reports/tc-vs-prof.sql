@@ -6,8 +6,8 @@
 -- op_comparison.json.
 -- Chart: kernel_type -> tc_total_us,prof_per_fwd_us  Modelled and measured time per kernel type, µs
 -- Parameters:
---   trace = NULL           the TensorCast trace (name or id)
---   vs = NULL              the profile: kernel_details.csv, op_summary or a forward-pass CSV (name or id)
+--   trace = NULL           the TensorCast trace (name or #id)
+--   vs = NULL              the profile: kernel_details.csv, op_summary or a forward-pass CSV (name or #id)
 --   forward_passes = NULL  forward passes the profile holds; its time and kernels are divided by it (default: the profile's --meta forward_passes, else 1)
 --   mapping = NULL         op mapping for MISS operators and zero-cost ones (default: the one loaded with --op-mapping, else the only one loaded)
 -- Columns:

@@ -1,12 +1,16 @@
 -- Where the reports start: kernels with their stored facts, filtered by trace and phase.
 
--- True when a trace (its name and id) is the one a user named by name or id (scalar macro): the
--- one rule every --trace, --vs and macro parameter follows.
+-- True when a trace (its name and id) is the one a user named (scalar macro): the one rule every
+-- --trace, --vs and macro parameter follows. A text names a trace by its name, or by its id written
+-- '#ID' ('1' is the trace named 1, '#1' the trace of id 1); an integer is an id.
 CREATE OR REPLACE MACRO is_trace(t_name, t_id, want) AS
-    t_name = CAST(want AS VARCHAR) OR CAST(t_id AS VARCHAR) = CAST(want AS VARCHAR);
+    CASE WHEN typeof(want) IN ('TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT',
+                               'UTINYINT', 'USMALLINT', 'UINTEGER', 'UBIGINT')
+         THEN CAST(t_id AS VARCHAR) = CAST(want AS VARCHAR)
+         ELSE t_name = CAST(want AS VARCHAR) OR '#' || CAST(t_id AS VARCHAR) = CAST(want AS VARCHAR) END;
 
 -- Kernels of the selected traces and phase with their facts (table macro).
--- Parameters: want_trace: trace name or id, NULL for every trace; want_phase: prefill, decode,
+-- Parameters: want_trace: trace name or #id, NULL for every trace; want_phase: prefill, decode,
 -- mixed or none, NULL for every phase.
 -- Columns: trace_id, trace (name), kernel_id, name (kernel name), ts_ns, end_ns, dur_ns, and the
 -- kernel_facts columns op, pattern, phase, iteration, annotation, launch_id, cpu_op, stack_id,

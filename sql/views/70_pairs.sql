@@ -4,15 +4,15 @@
 -- platforms, never by a vendor assumed from the position.
 
 -- The label of a trace in comparison titles: name, platform and device (scalar macro).
--- Parameters: want: trace name or id. Returns e.g. 'h100_bert-small (NVIDIA, NVIDIA H100 80GB HBM3)',
--- NULL when no trace has that name or id.
+-- Parameters: want: trace name or #id. Returns e.g. 'h100_bert-small (NVIDIA, NVIDIA H100 80GB HBM3)',
+-- NULL when no trace has that name or #id.
 CREATE OR REPLACE MACRO trace_label(want) AS (
     SELECT name || ' (' || concat_ws(', ', coalesce(platform, 'unknown platform'), device_name) || ')'
     FROM traces WHERE is_trace(name, trace_id, want)
     ORDER BY trace_id LIMIT 1
 );
 
--- The name of a trace given by name or id (scalar macro); NULL when there is none.
+-- The name of a trace given by name or #id (scalar macro); NULL when there is none.
 CREATE OR REPLACE MACRO trace_name(want) AS (
     SELECT name FROM traces WHERE is_trace(name, trace_id, want)
     ORDER BY trace_id LIMIT 1

@@ -84,7 +84,7 @@ CREATE OR REPLACE VIEW _op_mapping_entries AS
 SELECT * FROM op_mappings
 QUALIFY row_number() OVER (PARTITION BY trace_id, op_name ORDER BY section = 'operator_mappings' DESC, position) = 1;
 
--- The op mapping a comparison uses (scalar macro): the one named (name or id; an error when it is
+-- The op mapping a comparison uses (scalar macro): the one named (name or #id; an error when it is
 -- not an op mapping), else the one loaded with the TensorCast trace (load --op-mapping), else the
 -- only one loaded; NULL when none is loaded, an error when several are and none is named.
 CREATE OR REPLACE MACRO tc_mapping_id(tc_trace_id, want_mapping) AS (
@@ -217,7 +217,7 @@ CREATE OR REPLACE MACRO _tenths(x) AS round_even(CAST(x AS DECIMAL(38, 9)), 1);
 
 -- The comparison, one row per kernel type either side has (table macro), in the script's order:
 -- by the larger of the two times, then by kernel type.
--- Parameters: want_trace: the TensorCast trace (name or id); want_vs: the profile (name or id);
+-- Parameters: want_trace: the TensorCast trace (name or #id); want_vs: the profile (name or #id);
 -- want_forward_passes: forward passes the profile holds (NULL: the profile's forward_passes
 -- parameter from load --meta, else 1); want_mapping: the op mapping (NULL: see tc_mapping_id).
 -- Columns:

@@ -19,6 +19,7 @@ import duckdb
 
 from .. import __version__, facts
 from ..errors import TracedbError
+from ..traces import check_name
 from . import params
 from .bulk import drop_staging
 from .readers import ProgressFn, reader_for
@@ -64,7 +65,7 @@ def load_file(con: duckdb.DuckDBPyConnection, path: str | Path, *, name: str | N
     stage "read" while the file is read, then "type" and "derive"."""
     path = Path(path)
     size = check_file(path)
-    name = name or default_name(path)
+    name = default_name(path) if name is None else name
     digest = None
     if con.execute("SELECT count(*) FROM traces WHERE file_bytes = ? OR file_bytes IS NULL", [size]).fetchone()[0]:
         digest = sha256_of(path)  # the same size is loaded already: maybe the same content
@@ -98,6 +99,7 @@ def check_existing(con: duckdb.DuckDBPyConnection, path: Path, name: str, digest
     """(the outcome of a load skipped because the same content is loaded, the row of a trace of the
     same name to replace); a taken name without replace is an error that says what_to_do. digest
     None: no loaded trace can have the same content."""
+    check_name(name, path)
     same = digest and con.execute("SELECT name FROM traces WHERE sha256 = ? ORDER BY trace_id LIMIT 1",
                                   [digest]).fetchone()
     if same and not replace:

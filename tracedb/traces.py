@@ -1,0 +1,35 @@
+"""How a user names a loaded trace: by its name, or by its id written "#ID".
+
+A bare number is a name like any other ("1" is the trace named 1, never trace id 1), so a name and
+an id cannot be taken for each other; a trace name therefore cannot begin with "#". SQL users
+have the same rule in the is_trace macro (sql/views/60_report_kernels.sql), which also takes an
+integer for an id.
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+from .errors import TracedbError
+
+ID_MARK = "#"
+
+
+def check_name(name: str, where: object = None) -> str:
+    """The name, or a TracedbError saying why it cannot name a trace (where: the file, for the message)."""
+    at = f"{where}: " if where is not None else ""
+    if not name or not name.strip():
+        raise TracedbError(f"{at}a trace name cannot be empty")
+    if name.startswith(ID_MARK):
+        raise TracedbError(f"{at}a trace name cannot begin with {ID_MARK!r} ({ID_MARK}2 means the trace of id 2): "
+                           f"{name[:80]!r}; choose another with --name")
+    return name
+
+
+def find(con: duckdb.DuckDBPyConnection, want: str) -> tuple[int, str]:
+    """(trace_id, name) of the trace a user named, or a TracedbError."""
+    rows = con.execute("SELECT trace_id, name FROM traces WHERE is_trace(name, trace_id, ?) ORDER BY trace_id",
+                       [want]).fetchall()
+    if not rows:
+        raise TracedbError(f"no trace {want!r} (see: tracedb ls; an id is written {ID_MARK}ID)")
+    return rows[0]
