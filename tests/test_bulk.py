@@ -104,7 +104,7 @@ def test_events_sql_cannot_take_exactly(tmp_path, monkeypatch):
                        "integer beyond 64 bits"]
 
 
-def test_nan_falls_back_to_the_streaming_reader(tmp_path):
+def test_nan_costs_its_event_only(tmp_path):
     path = write_trace(tmp_path / "nan.json", [
         {"ph": "X", "cat": "kernel", "name": "a", "pid": 0, "tid": 1, "ts": 1, "dur": 1},
         {"ph": "X", "cat": "kernel", "name": "b", "pid": 0, "tid": 1, "ts": 2, "dur": 1},
@@ -112,8 +112,9 @@ def test_nan_falls_back_to_the_streaming_reader(tmp_path):
     path.write_text(path.read_text().replace('"dur": 1}]', '"dur": NaN}]'))
     con = open_db(tmp_path / "t.duckdb")
     out = loader.load_file(con, path)
-    assert out.events == 1 and not out.complete and "JSON error" in out.problem
+    assert (out.events, out.rejected, out.complete, out.problem) == (2, 1, True, None)
     assert con.execute("SELECT name FROM kernels").fetchall() == [("a",)]
+    assert con.execute("SELECT event_id, reason FROM rejected_events").fetchall() == [(1, "NaN is not a JSON value")]
 
 
 def test_event_too_deep_for_python_keeps_its_text(tmp_path, monkeypatch):

@@ -111,15 +111,18 @@ def test_truncated_gzip_stream(con, tmp_path):
     assert con.execute("SELECT count(*) FROM all_events").fetchone()[0] == out.events
 
 
-def test_syntax_error_midway_is_like_truncation(con, tmp_path):
+def test_syntax_error_midway_costs_that_event_only(con, tmp_path):
     path = tmp_path / "nan.json"
     path.write_text('{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1},'
-                    '{"ph": "X", "cat": "cpu_op", "name": "b", "pid": 1, "tid": 1, "ts": NaN, "dur": 1},'
+                    '{"ph": "X", "cat": "cpu_op", "name": "b", "pid": 1, "tid": 1, "ts": 2, "dur": 1 "x": 1},'
                     '{"ph": "X", "cat": "cpu_op", "name": "c", "pid": 1, "tid": 1, "ts": 3, "dur": 1}]}')
     out = load(con, path)
-    assert not out.complete
-    assert "JSON error" in out.problem and "after event 0" in out.problem
-    assert con.execute("SELECT name FROM cpu_ops").fetchall() == [("a",)]
+    assert (out.events, out.rejected, out.complete) == (3, 1, True)
+    assert out.problem == ("1 malformed event(s) set aside, the rest read (first: event 1, "
+                           "malformed JSON: unexpected character)")
+    assert con.execute("SELECT name FROM cpu_ops ORDER BY event_id").fetchall() == [("a",), ("c",)]
+    assert con.execute("SELECT event_id, raw FROM rejected_events").fetchall() == [
+        (1, '{"ph": "X", "cat": "cpu_op", "name": "b", "pid": 1, "tid": 1, "ts": 2, "dur": 1 "x": 1}')]
 
 
 def test_bad_events_are_set_aside_with_reasons(con, tmp_path):

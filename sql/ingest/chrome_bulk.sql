@@ -18,7 +18,7 @@
 --                 extra; a key with a null value counts as one), or when it needs Python; else NULL
 --   needs_python  SQL cannot type the event exactly: not an object; ts or dur missing from the
 --                 text, with an exponent or sub-nanosecond digits, out of range, negative (dur) or
---                 null (dur); a number elsewhere that a double cannot hold exactly (16 digits or
+--                 null; a number elsewhere that a double cannot hold exactly (16 digits or
 --                 more, an exponent) or NaN/Infinity; 255 or more brackets (deep nesting)
 --
 -- _flagged columns (the events that need Python, typed by tracedb.ingest.bulk):
@@ -47,6 +47,7 @@ FROM (
     SELECT event_id, raw, f, ts_ns, dur_ns, dest,
            CASE
                WHEN NOT starts_with(raw, '{') THEN true
+               WHEN f.ts IS NULL AND contains(raw, '"ts"') THEN true  -- null, or only a nested ts
                WHEN (f.ts IS NULL) <> (ts_text IS NULL) THEN true
                WHEN ts_text IS NOT NULL
                     AND (ts_ns IS NULL OR TRY_CAST(ts_text AS DOUBLE) <> TRY_CAST(f.ts AS DOUBLE)) THEN true

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import queue
-import re
 import tempfile
 import threading
 from dataclasses import dataclass
@@ -35,8 +34,10 @@ from typing import Callable
 import duckdb
 
 from ..db import run_file
-from .chrome import ChromeResult, EventStager
+from .boundaries import LEAD, boundary_pattern, last_boundary
+from .chrome import ChromeResult, EventStager, RejectedEvent
 from .layout import TopLevelCapture
+from .salvage import NotSalvageable, Rejection, salvage
 from .source import TraceStream
 from .writer import append_staged, to_arrow
 
@@ -48,9 +49,6 @@ HOLD = 4 << 20  # bytes kept back until the end of the event list is known
 # which needs no such bound, takes the file.
 WALK_BUDGET = 1 << 20
 EXACT_BATCH = 10_000
-# The whitespace before the list's first event (see _boundary_pattern). A cut inside a string or a
-# nested object breaks its segment: DuckDB rejects it and the streaming reader takes over.
-_LEAD = re.compile(rb"\[([ \t\r\n]*)\{")
 
 ProgressFn = Callable[[int, int], None]  # (disk bytes read, events so far; estimated in bulk)
 
@@ -67,6 +65,7 @@ class RawEvents:
     kind: str  # "object" or "array"
     metadata: list[tuple[str, object]]
     disk_bytes: int
+    malformed: list[Rejection]  # events set aside by the salvage of a segment DuckDB refused
 
 
 def read_raw(con: duckdb.DuckDBPyConnection, stream: TraceStream, progress: ProgressFn | None = None) -> RawEvents:
@@ -76,14 +75,22 @@ def read_raw(con: duckdb.DuckDBPyConnection, stream: TraceStream, progress: Prog
         feeder.start()
         con.execute("SET preserve_insertion_order = true")  # the rowid is the event index
         con.execute("CREATE OR REPLACE TEMP TABLE _raw (raw JSON)")
+        rejections: list[Rejection] = []
         try:
             while (segment := feeder.segments.get()) is not None:
-                con.execute("INSERT INTO _raw SELECT json FROM "
-                            f"read_json_objects('{_quote(str(segment))}', format = 'array')")
+                try:
+                    con.execute("INSERT INTO _raw SELECT json FROM "
+                                f"read_json_objects('{_quote(str(segment))}', format = 'array')")
+                except duckdb.Error:  # a bad event: the others are read one window at a time
+                    rows = con.execute("SELECT count(*) FROM _raw").fetchone()[0]
+                    rejections += salvage(con, segment.read_bytes(), rows, Path(tmp) / "salvage.json")
                 segment.unlink()
         except duckdb.Error as exc:
             drop_raw(con)
             raise NotBulk(" ".join(str(exc).split())[:200]) from None
+        except NotSalvageable as exc:
+            drop_raw(con)
+            raise NotBulk(str(exc)) from None
         finally:
             feeder.cancel()
             feeder.join()
@@ -95,7 +102,8 @@ def read_raw(con: duckdb.DuckDBPyConnection, stream: TraceStream, progress: Prog
     if count and high - low + 1 != count:
         drop_raw(con)
         raise NotBulk("rowids of _raw are not contiguous")
-    return RawEvents(count, low or 0, feeder.capture.kind, feeder.capture.metadata(), feeder.disk_bytes)
+    return RawEvents(count, low or 0, feeder.capture.kind, feeder.capture.metadata(), feeder.disk_bytes,
+                     rejections)
 
 
 def drop_raw(con: duckdb.DuckDBPyConnection) -> None:
@@ -115,10 +123,15 @@ def type_bulk(con: duckdb.DuckDBPyConnection, raw: RawEvents) -> ChromeResult:
     run_file(con, "ingest/chrome_bulk.sql", {"first_rowid": raw.first_rowid})
     with_ph = con.execute("SELECT count(*) FILTER (WHERE has_ph) FROM _bulk").fetchone()[0]
     stager = EventStager()
-    _stage_exact(con, stager)
+    _stage_exact(con, stager, {r.event_id: r for r in raw.malformed})
     if raw.kind == "array" and not (with_ph or stager.has_event):
         raise NotBulk("no object with a ph key")  # the streaming reader names the problem
-    return ChromeResult(event_count=raw.count, rejected=stager.rejected_total, metadata=raw.metadata)
+    result = ChromeResult(event_count=raw.count, rejected=stager.rejected_total, metadata=raw.metadata)
+    if raw.malformed:
+        first = raw.malformed[0]
+        result.problem = (f"{len(raw.malformed)} malformed event(s) set aside, the rest read (first: event "
+                          f"{first.event_id}, {first.reason})")
+    return result
 
 
 def discard_bulk(con: duckdb.DuckDBPyConnection) -> None:
@@ -132,11 +145,12 @@ def _quote(text: str) -> str:
 
 
 def _nan(text: str):
-    raise NotBulk(f"{text} is not JSON")
+    raise RejectedEvent(f"{text} is not a JSON value")
 
 
-def _stage_exact(con: duckdb.DuckDBPyConnection, stager: EventStager) -> None:
-    """Type the flagged events in Python, EXACT_BATCH at a time."""
+def _stage_exact(con: duckdb.DuckDBPyConnection, stager: EventStager, malformed: dict[int, Rejection]) -> None:
+    """Type the flagged events in Python, EXACT_BATCH at a time; the malformed ones (placeholders
+    in _raw) are set aside with their reason and text."""
     # Pages by rowid through the flagged events alone: the load's connection must also write
     # between pages, and a rowid range reads only its own row groups.
     base, total = con.execute("SELECT coalesce(min(rowid), 0), count(*) FROM _flagged").fetchone()
@@ -144,10 +158,20 @@ def _stage_exact(con: duckdb.DuckDBPyConnection, stager: EventStager) -> None:
         rows = con.execute("SELECT event_id, raw FROM _flagged WHERE rowid >= ? AND rowid < ? ORDER BY rowid",
                            [first, first + EXACT_BATCH]).fetchall()
         for event_id, raw in rows:
+            bad = malformed.get(event_id)
+            if bad is not None:
+                stager.reject(event_id, bad.reason, None, bad.raw)
+                continue
             try:
                 ev = json.loads(raw, parse_float=Decimal, parse_constant=_nan)
             except RecursionError:
                 stager.reject(event_id, "args nested too deeply (more than 254 levels)", None, raw)
+                continue
+            except RejectedEvent as exc:
+                stager.reject(event_id, str(exc), None, raw)
+                continue
+            except ValueError as exc:  # an integer of more digits than Python converts
+                stager.reject(event_id, f"cannot read: {exc}"[:200], None, raw)
                 continue
             stager.add(event_id, ev)
         append_staged(con, *to_arrow(stager.take()))
@@ -238,11 +262,11 @@ class _Feeder(threading.Thread):
             events += chunk.count(b'"ph"')
             if len(pending) > SEGMENT + HOLD:
                 if boundary is None:
-                    lead = _LEAD.match(pending)
+                    lead = LEAD.match(pending)
                     if lead is None:
                         raise ValueError("the event list does not start with an object")
-                    boundary = _boundary_pattern(lead.group(1))
-                cut = _last_boundary(boundary, pending, len(pending) - HOLD)
+                    boundary = boundary_pattern(lead.group(1))
+                cut = last_boundary(boundary, pending, len(pending) - HOLD)
                 if cut is None:
                     raise ValueError("no boundary between events in a whole segment")
                 self._emit(memoryview(pending)[:cut], opened, closed=False)
@@ -276,32 +300,3 @@ def _ends_with_bracket(data: bytearray) -> bool:
     while end and data[end - 1] in b" \t\r\n":
         end -= 1
     return end > 0 and data[end - 1] == ord("]")
-
-
-# The keys a Chrome event starts with; a nested object (an args value) rarely starts with one.
-_EVENT_KEY = rb'(?=[ \t\r\n]*"(?:ph|cat|name|pid|tid|ts|dur|args|id|s|bp|cname|tts)")'
-
-
-def _boundary_pattern(lead: bytes) -> re.Pattern:
-    """Between two events: "}" "," "{" before one of an event's keys, with the whitespace the list
-    puts before its first event (pretty-printed Kineto: a newline and two spaces, which nested
-    objects do not have). A list written with none ("[{") separates its events by "," or ", "."""
-    if lead:
-        return re.compile(rb"\}\s*(,)" + re.escape(lead) + rb"\{" + _EVENT_KEY)
-    return re.compile(rb"\}[ \t]*(,)[ \t]*\{" + _EVENT_KEY)
-
-
-def _last_boundary(boundary: re.Pattern, data: bytearray, before: int) -> int | None:
-    """Offset of the comma of the last event boundary that starts before `before`."""
-    window = 1 << 16
-    start = before
-    while start > 0:
-        start = max(0, start - window)
-        found = None
-        for m in boundary.finditer(data, start, before + 256):
-            if m.start() < before:
-                found = m.start(1)
-        if found is not None:
-            return found
-        window *= 2
-    return None

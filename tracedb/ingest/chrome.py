@@ -8,6 +8,7 @@ rejected_events with the reason. Peak memory is one batch, whatever the trace si
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from typing import Callable
@@ -35,12 +36,13 @@ class RejectedEvent(Exception):
 
 
 _THOUSAND = Decimal(1000)
+_MAX_DIGITS = 15  # a value of 1e16 µs and more is beyond INT64_MAX ns (9.2e18)
 
 
 def to_ns(value, key: str) -> int | None:
     """Exact integer nanoseconds from a microsecond value: int, Decimal or numeric string."""
     if value is None:
-        return None
+        raise RejectedEvent(f"{key} is null")
     kind = type(value)
     if kind is int:
         ns = value * 1000
@@ -51,6 +53,8 @@ def to_ns(value, key: str) -> int | None:
             raise RejectedEvent(f"{key} is not a number: {value!r:.60}") from None
         if not d.is_finite():
             raise RejectedEvent(f"{key} is not a finite number: {value!r:.60}")
+        if d.adjusted() > _MAX_DIGITS:  # told before the digits are expanded (1e400000 µs)
+            raise RejectedEvent(f"{key} {str(value)[:60]} µs is beyond the 64-bit nanosecond range")
         q = d * _THOUSAND
         ns = int(q)
         if q != ns:  # sub-nanosecond digits: round half to even
@@ -58,7 +62,7 @@ def to_ns(value, key: str) -> int | None:
     else:
         raise RejectedEvent(f"{key} is not a number: {json_text(value)[:60]}")
     if not -INT64_MAX <= ns <= INT64_MAX:
-        raise RejectedEvent(f"{key} {value} µs is beyond the 64-bit nanosecond range")
+        raise RejectedEvent(f"{key} {str(value)[:60]} µs is beyond the 64-bit nanosecond range")
     return ns
 
 
@@ -121,8 +125,6 @@ class EventStager:
             ts_ns = None if ts is _MISSING else to_ns(ts, "ts")
             if dur is _MISSING:
                 dur_ns = None
-            elif dur is None:
-                raise RejectedEvent("dur is null")
             else:
                 dur_ns = to_ns(dur, "dur")
                 if dur_ns < 0:
@@ -173,7 +175,8 @@ def read_chrome_trace(stream: TraceStream, emit: Callable[[dict], None],
     mark = capture.mark_event
     index = -1
 
-    items = ijson.items(stream, prefix, use_float=False, buf_size=READ_CHUNK)
+    guard = SurrogateGuard(stream)
+    items = ijson.items(guard, prefix, use_float=False, buf_size=READ_CHUNK)
     try:
         for index, ev in enumerate(items):
             mark()
@@ -205,8 +208,65 @@ def read_chrome_trace(stream: TraceStream, emit: Callable[[dict], None],
     if capture.problem and result.complete:
         result.complete = False
         result.problem = capture.problem
+    if guard.replaced:
+        note = (f"{guard.replaced} invalid \\u surrogate escape(s) in strings replaced by \\ufffd "
+                f"(the first at byte {guard.first_at} of the JSON text)")
+        result.problem = f"{result.problem}; {note}" if result.problem else note
     result.metadata = capture.metadata()
     return result
+
+
+# A JSON escape: a surrogate pair, a lone surrogate, or any other (consumed so that "\\\\ud800",
+# an escaped backslash and the text ud800, is told from an escape).
+_ESCAPE = re.compile(rb"\\(?:u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|u[dD][89a-fA-F][0-9a-fA-F]{2}|.)",
+                     re.S)
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+class SurrogateGuard:
+    """The streaming reader's bytes with every invalid surrogate escape (a lone or unpaired \\uD800-
+    \\uDFFF) replaced by \\ufffd, counted. yajl would otherwise store them silently rewritten ("?",
+    or two high surrogates as U+10000); DuckDB refuses them, so the bulk reader sets such an event
+    aside. Same length in, same length out: byte offsets in messages stay true."""
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+        self.replaced = 0
+        self.first_at: int | None = None
+        self._held = b""  # a trailing run of backslashes, with what follows: maybe an escape cut in two
+        self._at = 0  # offset of the next byte handed out
+
+    def read(self, size: int = -1) -> bytes:
+        while True:
+            chunk = self.stream.read(size)
+            data = self._held + chunk
+            if not chunk:
+                self._held = b""
+                return self._fix(data)
+            cut = len(data)
+            slash = data.rfind(b"\\", max(0, cut - 12))
+            if slash >= 0:
+                cut = slash
+                while cut > 0 and data[cut - 1] == 0x5C and len(data) - cut < 4096:
+                    cut -= 1
+            self._held = data[cut:]
+            out = self._fix(data[:cut])
+            if out:
+                return out
+
+    def _fix(self, data: bytes) -> bytes:
+        at = self._at
+        self._at += len(data)
+        if not _SURROGATE.search(data):
+            return data
+        out = bytearray(data)
+        for m in _ESCAPE.finditer(data):
+            if m.end() - m.start() == 6 and data[m.start() + 1] in b"uU":
+                out[m.start():m.end()] = b"\\ufffd"
+                self.replaced += 1
+                if self.first_at is None:
+                    self.first_at = at + m.start()
+        return bytes(out)
 
 
 def _encode_problem(exc: TypeError) -> str:

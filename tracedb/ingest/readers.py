@@ -84,7 +84,7 @@ def _store_chrome(con, trace_id: int, path: Path, staged, progress) -> ChromeRes
     if isinstance(staged, RawEvents):
         try:
             result = type_bulk(con, staged)
-        except NotBulk:  # NaN in an event: read like any broken file
+        except NotBulk:  # a bare array without events: the streaming reader names the problem
             discard_bulk(con)
             result = _stream_events(con, path, None)
     else:

@@ -1,0 +1,130 @@
+"""Event-level problems, however extreme, cost the events they touch and nothing else: each is in
+rejected_events with its reason, the events around it load, and the event ids stay the events'
+places in the list."""
+
+from __future__ import annotations
+
+import gzip
+
+import pytest
+
+from conftest import KINETO, load
+from tracedb.db import open_db
+from tracedb.ingest import bulk, readers, salvage
+from tracedb.ingest.bulk import NotBulk
+
+
+def _event(name: str, ts: str = "1", extra: str = "") -> str:
+    return '{"ph": "X", "cat": "kernel", "name": "%s", "pid": 0, "tid": 1, "ts": %s, "dur": 1%s}' % (name, ts, extra)
+
+
+def _write(path, events: list[str], pretty: bool) -> None:
+    sep, lead = (",\n  ", "\n  ") if pretty else (",", "")
+    path.write_bytes(('{"traceEvents": [' + lead + sep.join(events) + "]}").encode("utf-8", "surrogateescape"))
+
+
+# (the bad event, the reason it is set aside with)
+CASES = {
+    "NaN": (_event("bad", "NaN"), "NaN is not a JSON value"),
+    "Infinity": (_event("bad", "1", ', "args": {"x": -Infinity}'), "-Infinity is not a JSON value"),
+    "huge exponent": (_event("bad", "1e999999999"), "ts 1E+999999999 µs is beyond the 64-bit nanosecond range"),
+    "exponent 1e400000": (_event("bad", "1e400000"), "ts 1E+400000 µs is beyond the 64-bit nanosecond range"),
+    "huge negative dur": (_event("bad", "1", ', "dur2": 1').replace('"dur": 1', '"dur": -1e999999'),
+                          "dur -1E+999999 µs is beyond the 64-bit nanosecond range"),
+    "null ts": (_event("bad", "null"), "ts is null"),
+    "lone surrogate": (_event("bad\\ud800"), "malformed JSON: no low surrogate in string"),
+    "two high surrogates": (_event("\\ud800\\ud800"), "malformed JSON: invalid low surrogate in string"),
+    "lone low surrogate": (_event("x\\udc00"), "malformed JSON: "),
+    "raw NUL": (_event("ba\x00d"), "malformed JSON: unexpected control character in string"),
+    "raw newline": (_event("ba\nd"), "malformed JSON: unexpected control character in string"),
+    "invalid UTF-8": (_event("ba\udcffd"), "malformed JSON: invalid UTF-8 encoding in string"),
+    "missing comma": (_event("bad", "1", ' "x": 1'), "malformed JSON: unexpected character"),
+    "unterminated string": (_event('bad, "x": 1'), "malformed JSON: "),
+    "digits beyond Python": (_event("bad", "1", ', "args": {"n": ' + "9" * 5000 + "}"), "cannot read: "),
+}
+
+
+@pytest.mark.parametrize("pretty", [True, False], ids=["pretty", "compact"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_bad_event_costs_that_event_only(tmp_path, case, pretty):
+    bad, reason = CASES[case]
+    path = tmp_path / "t.json"
+    _write(path, [_event("a"), _event("b"), bad, _event("c", "3"), _event("d", "4")], pretty)
+    with open_db(tmp_path / "t.duckdb") as con:
+        out = load(con, path)
+        assert (out.events, out.rejected, out.complete) == (5, 1, True)
+        assert con.execute("SELECT kernel_id, name FROM kernels ORDER BY kernel_id").fetchall() == [
+            (0, "a"), (1, "b"), (3, "c"), (4, "d")]
+        event_id, why, raw = con.execute("SELECT event_id, reason, raw FROM rejected_events").fetchone()
+        assert event_id == 2 and why.startswith(reason), why
+        if why.startswith("malformed"):  # the text as read, not a re-encoding
+            assert raw == bad.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            assert out.problem.startswith("1 malformed event(s) set aside, the rest read (first: event 2, ")
+
+
+def test_valid_surrogate_pairs_and_escaped_backslashes_are_kept(con, tmp_path):
+    path = tmp_path / "t.json"
+    _write(path, [_event("smile \\ud83d\\ude00"), _event("text \\\\ud800")], pretty=True)
+    out = load(con, path)
+    assert (out.rejected, out.problem) == (0, None)
+    assert con.execute("SELECT name FROM kernels ORDER BY kernel_id").fetchall() == [
+        ("smile \U0001F600",), ("text \\ud800",)]
+
+
+def test_streaming_reader_replaces_invalid_surrogates_visibly(con, tmp_path, monkeypatch):
+    """The streaming reader (files the bulk reader cannot take) cannot set one event aside for a
+    surrogate: it replaces it with U+FFFD and says so on the trace, never silently."""
+    def no_bulk(*args):
+        raise NotBulk("forced")
+    monkeypatch.setattr(readers, "read_raw", no_bulk)
+    path = tmp_path / "t.json"
+    _write(path, [_event("a\\ud800"), _event("\\udc00\\ud800\\ud83d\\ude00"), _event("ok \\\\ud800")], pretty=True)
+    out = load(con, path)
+    assert out.complete and out.problem.startswith("3 invalid \\u surrogate escape(s) in strings replaced by \\ufffd")
+    assert con.execute("SELECT name FROM kernels ORDER BY kernel_id").fetchall() == [
+        ("a\ufffd",), ("\ufffd\ufffd\U0001F600",), ("ok \\ud800",)]
+
+
+def test_many_bad_events_across_windows_and_segments(tmp_path, monkeypatch):
+    """Small segments and windows: bad events at window and segment edges, each alone set aside."""
+    monkeypatch.setattr(bulk, "SEGMENT", 2048)
+    monkeypatch.setattr(bulk, "HOLD", 512)
+    monkeypatch.setattr(salvage, "WINDOW", 300)
+    events, bad_ids = [], []
+    for i in range(400):
+        if i % 7 == 3 or i in (398, 399):
+            events.append(_event(f"bad{i}", "NaN" if i % 2 else "1", ' "x": 1' if i % 2 == 0 else ""))
+            bad_ids.append(i)
+        else:
+            events.append(_event(f"k{i}", str(i)))
+    path = tmp_path / "t.json"
+    _write(path, events, pretty=True)
+    with open_db(tmp_path / "t.duckdb") as con:
+        out = load(con, path)
+        assert (out.events, out.rejected) == (400, len(bad_ids))
+        assert [r[0] for r in con.execute("SELECT event_id FROM rejected_events ORDER BY 1").fetchall()] == bad_ids
+        kept = con.execute("SELECT kernel_id, name, ts_ns FROM kernels ORDER BY kernel_id").fetchall()
+        assert kept == [(i, f"k{i}", i * 1000) for i in range(400) if i not in bad_ids]
+
+
+def test_one_bad_byte_in_a_real_trace_costs_one_event(con, tmp_path):
+    src = KINETO[0]
+    text = gzip.decompress(src.read_bytes())
+    whole = load(con, src, name="whole")
+    # a raw NUL inside the name of an event in the middle of the list
+    at = text.index(b'"name": "', len(text) // 2) + len(b'"name": "')
+    broken = tmp_path / "broken.json"
+    broken.write_bytes(text[:at] + b"\x00" + text[at:])
+    out = load(con, broken, name="broken")
+    assert (out.events, out.rejected, out.complete) == (whole.events, whole.rejected + 1, True)
+    assert con.execute("SELECT count(*) FROM all_events WHERE trace_id = ?", [out.trace_id]).fetchone()[0] == \
+        con.execute("SELECT count(*) FROM all_events WHERE trace_id = ?", [whole.trace_id]).fetchone()[0] - 1
+
+
+def test_an_8_mb_name_loads_exactly(con, tmp_path):
+    name = "void k<" + "x" * (8 << 20) + ">"
+    path = tmp_path / "t.json"
+    _write(path, [_event(name), _event("b")], pretty=False)
+    out = load(con, path)
+    assert (out.events, out.rejected) == (2, 0)
+    assert con.execute("SELECT length(name) FROM kernels ORDER BY kernel_id").fetchall() == [(len(name),), (1,)]
