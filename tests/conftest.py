@@ -16,8 +16,12 @@ from tracedb.db import open_db
 from tracedb.ingest.loader import load_file
 
 ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path(os.environ.get("TRACEDB_FIXTURES", ROOT.parent / "shared" / "fixtures"))
+# Small real traces, kept in the repository with their sources and licences (fixtures/SOURCES.md).
+FIXTURES = Path(os.environ.get("TRACEDB_FIXTURES", ROOT / "tests" / "fixtures"))
 KINETO = sorted((FIXTURES / "kineto").glob("*.json.gz"))
+# Real traces of everyday size (2-64 MB), too large for the repository: the tests that read them
+# skip when they are absent (CI has them beside the clone).
+CORPUS = Path(os.environ.get("TRACEDB_CORPUS", ROOT.parent / "shared" / "corpus"))
 
 
 def read_fixture(path: Path):

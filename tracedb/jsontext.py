@@ -3,9 +3,32 @@
 from __future__ import annotations
 
 import json
+import re
 from decimal import Decimal
 
 import orjson
+
+
+# A JSON escape: a surrogate pair, a lone surrogate, or any other (consumed, so that "\\\\ud800",
+# an escaped backslash and the text ud800, is told from an escape).
+_ESCAPE = re.compile(rb"\\(?:u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|u[dD][89a-fA-F][0-9a-fA-F]{2}|.)",
+                     re.S)
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def replace_lone_surrogates(text: bytes) -> tuple[bytes, list[int]]:
+    """JSON text (from outside any escape) with each invalid surrogate escape (a lone or unpaired
+    \\uD800-\\uDFFF, which strict parsers refuse and lenient ones rewrite) replaced by \\ufffd, the
+    same length; and the offsets replaced."""
+    if not _SURROGATE.search(text):
+        return text, []
+    out = bytearray(text)
+    where = []
+    for m in _ESCAPE.finditer(text):
+        if m.end() - m.start() == 6 and text[m.start() + 1] in b"uU":
+            out[m.start():m.end()] = b"\\ufffd"
+            where.append(m.start())
+    return bytes(out), where
 
 
 def _fragment(value):

@@ -30,16 +30,20 @@ SELECT $trace_id, pid, process_name,
         WHERE m.trace_id = $trace_id AND m.pid = located.pid AND m.name = 'thread_name')
 FROM located;
 
--- A tile event must be at a whole cycle: any other is set aside, with its reason.
+-- A tile event must have a name and a time at a whole cycle: any other is set aside, with its reason.
 INSERT INTO rejected_events
-SELECT $trace_id, o.event_id, 'AIE event time is not a whole number of cycles',
+SELECT $trace_id, o.event_id,
+       CASE WHEN o.name IS NULL THEN 'AIE event without a name'
+            WHEN o.ts_ns IS NULL THEN 'AIE event without a time'
+            ELSE 'AIE event time is not a whole number of cycles' END,
        json_object('name', o.name, 'ph', o.ph, 'ts', CAST(o.ts_ns AS DECIMAL(38, 3)) / 1000, 'pid', o.pid,
                    'tid', o.tid, 'args', o.args)::VARCHAR
 FROM other_events o JOIN aie_tiles t ON t.trace_id = o.trace_id AND t.pid = o.pid
-WHERE o.trace_id = $trace_id AND t.trace_id = $trace_id AND o.ph IN ('B', 'E') AND o.ts_ns % 1000 <> 0;
+WHERE o.trace_id = $trace_id AND t.trace_id = $trace_id AND o.ph IN ('B', 'E')
+  AND (o.ts_ns % 1000 <> 0 OR o.name IS NULL OR o.ts_ns IS NULL);
 
 DELETE FROM other_events o
-WHERE o.trace_id = $trace_id AND o.ph IN ('B', 'E') AND o.ts_ns % 1000 <> 0
+WHERE o.trace_id = $trace_id AND o.ph IN ('B', 'E') AND (o.ts_ns % 1000 <> 0 OR o.name IS NULL OR o.ts_ns IS NULL)
   AND o.pid IN (SELECT pid FROM aie_tiles WHERE trace_id = $trace_id);
 
 -- Spans: per tile and event name, each begin paired with the first unused end strictly after it.

@@ -8,7 +8,6 @@ rejected_events with the reason. Peak memory is one batch, whatever the trace si
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from typing import Callable
@@ -17,7 +16,7 @@ import ijson
 
 from ..errors import BadTraceFile, TracedbError
 from ..jsontext import dumps as json_text
-from ..jsontext import fast_dumps
+from ..jsontext import fast_dumps, replace_lone_surrogates
 from .layout import TopLevelCapture
 from .source import TraceStream
 
@@ -185,7 +184,7 @@ def read_chrome_trace(stream: TraceStream, emit: Callable[[dict], None],
                 emit(stager.take())
                 if on_progress:
                     on_progress(index + 1)
-    except ijson.common.JSONError as exc:
+    except (ijson.common.JSONError, UnicodeDecodeError) as exc:  # yajl passes bad UTF-8 on to Python
         result.complete = False
         result.problem = _break_problem(stream, index, exc)
     if stream.read_error:
@@ -214,13 +213,6 @@ def read_chrome_trace(stream: TraceStream, emit: Callable[[dict], None],
         result.problem = f"{result.problem}; {note}" if result.problem else note
     result.metadata = capture.metadata()
     return result
-
-
-# A JSON escape: a surrogate pair, a lone surrogate, or any other (consumed so that "\\\\ud800",
-# an escaped backslash and the text ud800, is told from an escape).
-_ESCAPE = re.compile(rb"\\(?:u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|u[dD][89a-fA-F][0-9a-fA-F]{2}|.)",
-                     re.S)
-_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 class SurrogateGuard:
@@ -257,16 +249,12 @@ class SurrogateGuard:
     def _fix(self, data: bytes) -> bytes:
         at = self._at
         self._at += len(data)
-        if not _SURROGATE.search(data):
-            return data
-        out = bytearray(data)
-        for m in _ESCAPE.finditer(data):
-            if m.end() - m.start() == 6 and data[m.start() + 1] in b"uU":
-                out[m.start():m.end()] = b"\\ufffd"
-                self.replaced += 1
-                if self.first_at is None:
-                    self.first_at = at + m.start()
-        return bytes(out)
+        fixed, where = replace_lone_surrogates(data)
+        if where:
+            self.replaced += len(where)
+            if self.first_at is None:
+                self.first_at = at + where[0]
+        return fixed
 
 
 def _encode_problem(exc: TypeError) -> str:

@@ -20,6 +20,7 @@ import yaml
 
 from ..errors import BadTraceFile
 from ..jsontext import dumps as json_text
+from ..jsontext import replace_lone_surrogates
 from .source import TraceStream
 from .writer import insert_arrow
 
@@ -108,6 +109,11 @@ def _entries(path: Path, doc) -> MappingResult:
         for op_name, entry in entries.items():
             if section == "top" and op_name == SECTION:
                 continue
+            if isinstance(entry, dict) and _surrogates(op_name, entry):
+                result.rejected.append((position, "a string holds an invalid surrogate (U+D800 to U+DFFF alone)",
+                                        json_text({str(op_name): _safe(entry)})))
+                position += 1
+                continue
             if not isinstance(entry, dict):
                 if section == SECTION:
                     result.rejected.append((position, "entry is not a mapping",
@@ -128,6 +134,12 @@ def _entries(path: Path, doc) -> MappingResult:
     device = doc.get("device")
     result.device = str(device) if isinstance(device, (str, int, float)) else None
     return result
+
+
+def _surrogates(*values) -> bool:
+    """A string among values holds a lone surrogate (YAML's "\\ud800" escape makes one)."""
+    _, where = replace_lone_surrogates(json_text(list(map(_safe, values))).encode("utf-8", "surrogatepass"))
+    return bool(where)
 
 
 def store(con: duckdb.DuckDBPyConnection, trace_id: int, result: MappingResult) -> None:

@@ -17,6 +17,7 @@ not abort the load (stage), and types what it staged into the tables inside the 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -25,6 +26,7 @@ import duckdb
 
 from ..db import run_file
 from ..jsontext import dumps as json_text
+from ..jsontext import replace_lone_surrogates
 from .bulk import NotBulk, RawEvents, discard_bulk, read_raw, type_bulk
 from .chrome import ChromeResult, read_chrome_trace, require_c_backend
 from .source import TraceStream
@@ -90,7 +92,7 @@ def _store_chrome(con, trace_id: int, path: Path, staged, progress) -> ChromeRes
     else:
         result = staged
     run_file(con, "ingest/chrome_split.sql", {"trace_id": trace_id})
-    store_metadata(con, trace_id, result.metadata)
+    store_metadata(con, trace_id, result.metadata, result)
     run_file(con, "ingest/chrome_finish.sql", {"trace_id": trace_id})
     kind = con.execute(_chrome_kind_sql(), {"trace_id": trace_id}).fetchone()[0]
     if kind in _FINISH:
@@ -128,7 +130,7 @@ def _stage_ascend_csv(con, path: Path, stream: TraceStream, progress):
 
 def _store_ascend_csv(con, trace_id: int, path: Path, staged, progress):
     run_file(con, "ingest/ascend_csv.sql", {"trace_id": trace_id, "format": staged.format})
-    store_metadata(con, trace_id, staged.metadata)
+    store_metadata(con, trace_id, staged.metadata, staged)
     return staged
 
 
@@ -148,7 +150,7 @@ def _store_op_mapping(con, trace_id: int, path: Path, staged, progress):
     from . import op_mapping
 
     op_mapping.store(con, trace_id, staged)
-    store_metadata(con, trace_id, staged.metadata)
+    store_metadata(con, trace_id, staged.metadata, staged)
     return staged
 
 
@@ -170,8 +172,17 @@ def reader_for(path: Path, head: bytes, kind: str | None = None) -> Reader:
     return next((r for r in READERS if r.detects(path, head)), _BY_KIND[CHROME])
 
 
-def store_metadata(con: duckdb.DuckDBPyConnection, trace_id: int, metadata) -> None:
-    """The file's top-level keys other than its events ((key, value) pairs, in file order)."""
-    rows = [(trace_id, i, key, json_text(value)) for i, (key, value) in enumerate(metadata)]
+def store_metadata(con: duckdb.DuckDBPyConnection, trace_id: int, metadata, result) -> None:
+    """The file's top-level keys other than its events ((key, value) pairs, in file order). An
+    invalid surrogate escape in them is replaced by \\ufffd, and said in the result's problem."""
+    rows, replaced = [], 0
+    for i, (key, value) in enumerate(metadata):
+        text, where = replace_lone_surrogates(json_text(value).encode("utf-8", "surrogatepass"))
+        key_text, key_where = replace_lone_surrogates(json_text(key).encode("utf-8", "surrogatepass"))
+        replaced += len(where) + len(key_where)
+        rows.append((trace_id, i, json.loads(key_text), text.decode()))
     if rows:
         con.executemany("INSERT INTO trace_metadata VALUES (?, ?, ?, ?)", rows)
+    if replaced:
+        note = f"{replaced} invalid \\u surrogate escape(s) in the metadata replaced by \\ufffd"
+        result.problem = f"{result.problem}; {note}" if result.problem else note
