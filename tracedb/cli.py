@@ -14,7 +14,7 @@ import typer
 
 from . import __version__, facts, reports, rules, traces
 from .db import STORAGE_VERSION, default_path, open_db
-from .errors import TracedbError
+from .errors import TracedbError, is_interrupt, reraise_interrupt
 from .render import Format, by_trace, records, render, to_json
 
 # The modules behind one command are imported by that command (a tiny load pays for nothing else).
@@ -240,6 +240,7 @@ def run_sql(
         try:
             cur = con.execute(query)
         except duckdb.Error as exc:
+            reraise_interrupt(exc)
             raise TracedbError(f"SQL error: {' '.join(str(exc).split())}") from None
         if cur is None:  # nothing but whitespace or comments
             raise TracedbError("no SQL statement given")
@@ -486,17 +487,24 @@ def version() -> None:
     typer.echo(f"tracedb {__version__} (duckdb {duckdb.__version__})")
 
 
+INTERRUPTED = 130  # the shell's code for a command ended by SIGINT
+
+
 def main() -> None:
     try:
         code = app(standalone_mode=False)
+        if code == INTERRUPTED:  # typer turns a KeyboardInterrupt into this exit code
+            raise KeyboardInterrupt
         if isinstance(code, int) and code:
             sys.exit(code)
     except TracedbError as exc:
         say(f"tracedb: error: {exc}")
         sys.exit(1)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, duckdb.InterruptException, RuntimeError) as exc:
+        if not is_interrupt(exc):
+            raise
         say("tracedb: interrupted, database unchanged")
-        sys.exit(130)
+        sys.exit(INTERRUPTED)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except (typer.Abort, EOFError):

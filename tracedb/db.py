@@ -25,7 +25,7 @@ from pathlib import Path
 import duckdb
 
 from . import sqlfiles
-from .errors import TracedbError
+from .errors import TracedbError, reraise_interrupt
 
 DEFAULT_DB = "tracedb.duckdb"
 STORAGE_VERSION = "v1.4.0"  # the oldest DuckDB release whose readers must open our files
@@ -59,6 +59,7 @@ def transaction(con: duckdb.DuckDBPyConnection, failure: str):
         con.execute("COMMIT")
     except duckdb.Error as exc:
         con.execute("ROLLBACK")
+        reraise_interrupt(exc)
         raise TracedbError(f"{failure}: {' '.join(str(exc).split())[:300]}") from None
     except BaseException:
         con.execute("ROLLBACK")
@@ -115,6 +116,7 @@ def _connect(path: Path, read_only: bool, memory_limit: str | None, storage: str
     try:
         con = duckdb.connect(str(path), read_only=read_only, config=config)
     except duckdb.Error as exc:
+        reraise_interrupt(exc)
         locked = "Could not set lock" in str(exc) or "Conflicting lock" in str(exc)
         raise (DatabaseLocked if locked else TracedbError)(_explain_open_error(path, exc)) from None
     if not read_only:

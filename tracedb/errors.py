@@ -1,5 +1,7 @@
 """Errors a user can act on. The CLI prints them as one line and exits 1."""
 
+import duckdb
+
 
 class TracedbError(Exception):
     """A problem with the user's input or environment, reported without a traceback."""
@@ -13,3 +15,17 @@ class BadTraceFile(TracedbError):
         super().__init__(f"{path}: {problem}")
         self.path = path
         self.problem = problem
+
+
+def is_interrupt(exc: BaseException) -> bool:
+    """Ctrl-C, as Python or DuckDB reports it: DuckDB takes the signal during a query and raises
+    InterruptException (a duckdb.Error) or a RuntimeError "Query interrupted"."""
+    return (isinstance(exc, (KeyboardInterrupt, duckdb.InterruptException))
+            or (isinstance(exc, RuntimeError) and str(exc).startswith("Query interrupted")))
+
+
+def reraise_interrupt(exc: BaseException) -> None:
+    """Code that handles DuckDB errors calls this first, so that an interrupt is never taken for a
+    bad file (and a fallback that reads the whole file again)."""
+    if is_interrupt(exc):
+        raise KeyboardInterrupt from None

@@ -28,7 +28,7 @@ from urllib.parse import quote
 import duckdb
 
 from . import __version__, db, facts
-from .errors import TracedbError
+from .errors import TracedbError, reraise_interrupt
 from .ingest.loader import LoadOutcome, check_existing, delete_trace, trace_tables
 from .traces import find as find_trace
 
@@ -203,6 +203,7 @@ def _load_trace(con: duckdb.DuckDBPyConnection, path: Path, manifest: dict, entr
                 con.execute(f"INSERT INTO {table} BY NAME SELECT * REPLACE ({int(trace_id)} AS trace_id) "
                             "FROM read_parquet(?, hive_partitioning = false)", [str(file)])
     except duckdb.Error as exc:
+        reraise_interrupt(exc)
         raise TracedbError(f"{path}: cannot load the exported trace {name!r}: {' '.join(str(exc).split())[:300]}") \
             from None
     row = con.execute("SELECT event_count, rejected_count, complete, problem, platform, file_bytes "

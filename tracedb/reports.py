@@ -39,7 +39,7 @@ from typing import Any
 import duckdb
 
 from . import db, sqlfiles, traces
-from .errors import TracedbError
+from .errors import TracedbError, reraise_interrupt
 
 FORMATS = ("text", "count", "duration", "percent", "ratio", "bytes", "id")
 PHASES = ("prefill", "decode", "mixed", "none")
@@ -276,6 +276,7 @@ def run(con: duckdb.DuckDBPyConnection, report: Report, values: dict[str, Any]) 
         try:
             cur = con.execute(section.sql, db.used_params(section.sql, values))
         except duckdb.Error as exc:
+            reraise_interrupt(exc)
             # error() in a report's SQL raises Invalid Input: its message is meant for the user as is
             message = " ".join(str(exc).split()).removeprefix("Invalid Input Error: ")
             raise TracedbError(f"report {report.name}: {message}") from None

@@ -15,7 +15,7 @@ from pathlib import Path
 import duckdb
 
 from . import db, facts, sqlfiles
-from .errors import TracedbError
+from .errors import TracedbError, reraise_interrupt
 
 BUILTIN = "builtin"
 
@@ -109,6 +109,7 @@ def validate(path: Path, kind: RuleKind, rows: list[list[str]]) -> None:
                 try:
                     con.execute("SELECT regexp_matches('', ?)", [rec[kind.regex_column]])
                 except duckdb.Error as exc:
+                    reraise_interrupt(exc)
                     msg = " ".join(str(exc).split())
                     raise TracedbError(f"{path}: line {line}: bad regular expression: {msg}") from None
     finally:

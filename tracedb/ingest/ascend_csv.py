@@ -26,7 +26,7 @@ import orjson
 import pyarrow as pa
 
 from ..db import run_file
-from ..errors import BadTraceFile
+from ..errors import BadTraceFile, reraise_interrupt
 from ..facts import DERIVE_MEMORY_LIMIT
 from .chrome import RejectedEvent, to_ns
 from .source import TraceStream, is_gzip
@@ -194,7 +194,8 @@ def _stage_bulk(con: duckdb.DuckDBPyConnection, path, header: list[str], fmt: st
             return _not_bulk(con)
         con.execute("ALTER TABLE _csv_bulk RENAME TO _csv_typed")
         con.execute("DROP TABLE _csv_raw")
-    except duckdb.Error:  # a record DuckDB cannot read as the header says: the Python reader names it
+    except duckdb.Error as exc:  # a record DuckDB cannot read as the header says: the Python reader names it
+        reraise_interrupt(exc)
         return _not_bulk(con)
     finally:
         con.execute("RESET preserve_insertion_order")

@@ -34,6 +34,7 @@ from typing import Callable
 import duckdb
 
 from ..db import run_file
+from ..errors import reraise_interrupt
 from .boundaries import LEAD, boundary_pattern, last_boundary
 from .chrome import ChromeResult, EventStager, RejectedEvent
 from .layout import TopLevelCapture
@@ -81,11 +82,13 @@ def read_raw(con: duckdb.DuckDBPyConnection, stream: TraceStream, progress: Prog
                 try:
                     con.execute("INSERT INTO _raw SELECT json FROM "
                                 f"read_json_objects('{_quote(str(segment))}', format = 'array')")
-                except duckdb.Error:  # a bad event: the others are read one window at a time
+                except duckdb.Error as exc:  # a bad event: the others are read one window at a time
+                    reraise_interrupt(exc)
                     rows = con.execute("SELECT count(*) FROM _raw").fetchone()[0]
                     rejections += salvage(con, segment.read_bytes(), rows, Path(tmp) / "salvage.json")
                 segment.unlink()
         except duckdb.Error as exc:
+            reraise_interrupt(exc)
             drop_raw(con)
             raise NotBulk(" ".join(str(exc).split())[:200]) from None
         except NotSalvageable as exc:

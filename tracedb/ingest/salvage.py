@@ -23,6 +23,7 @@ from pathlib import Path
 import duckdb
 import orjson
 
+from ..errors import reraise_interrupt
 from .boundaries import LEAD, boundary_pattern
 
 WINDOW = 1 << 20
@@ -67,6 +68,7 @@ def salvage(con: duckdb.DuckDBPyConnection, data: bytes, first_event: int, scrat
         try:
             rows += _insert(con, data[pos:stop], scratch)
         except duckdb.Error as exc:
+            reraise_interrupt(exc)
             message = " ".join(str(exc).split())
             found = _RECORD.search(message)
             if found is None:
