@@ -5,6 +5,7 @@ places in the list."""
 from __future__ import annotations
 
 import gzip
+import json
 
 import pytest
 
@@ -128,3 +129,23 @@ def test_an_8_mb_name_loads_exactly(con, tmp_path):
     out = load(con, path)
     assert (out.events, out.rejected) == (2, 0)
     assert con.execute("SELECT length(name) FROM kernels ORDER BY kernel_id").fetchall() == [(len(name),), (1,)]
+
+
+def test_aie_events_without_name_time_or_pid(con, tmp_path):
+    """Fuzzing findings: an mlir-aie trace whose tile events lack a name or a time, or whose process
+    has no pid, loads; the events that cannot be placed are set aside with their reason."""
+    events = [{"name": "process_name", "ph": "M", "pid": 0, "args": {"name": "core_trace for tile2,1"}},
+              {"name": "process_name", "ph": "M", "pid": None, "args": {"name": "core_trace for tile3,1"}},
+              {"name": "thread_name", "ph": "M", "pid": 0, "tid": 0, "args": {"name": "INSTR_EVENT_0"}},
+              {"name": "INSTR_EVENT_0", "ph": "B", "pid": 0, "tid": 0, "ts": 10},
+              {"name": "INSTR_EVENT_0", "ph": "E", "pid": 0, "tid": 0, "ts": 20},
+              {"name": None, "ph": "B", "pid": 0, "tid": 0, "ts": 30},
+              {"name": "INSTR_EVENT_0", "ph": "E", "pid": 0, "tid": 0}]
+    path = tmp_path / "aie.json"
+    path.write_text(json.dumps(events))
+    out = load(con, path)
+    assert (out.events, out.rejected) == (7, 2)
+    assert con.execute("SELECT event_id, reason FROM rejected_events ORDER BY event_id").fetchall() == [
+        (5, "AIE event without a name"), (6, "AIE event without a time")]
+    assert con.execute("SELECT count(*) FROM aie_tiles").fetchone()[0] == 1
+    assert con.execute("SELECT count(*) FROM aie_spans").fetchone()[0] == 1

@@ -12,7 +12,7 @@ WITH named AS (
            regexp_extract(value, '^(memtile|core|mem|shim|intfc)(_trace\b|\()', 1) AS kind,
            CASE WHEN value LIKE '% for %' THEN trim(split_part(value, ' for ', 2)) ELSE value END AS tile_name
     FROM metadata_events
-    WHERE trace_id = $trace_id AND name = 'process_name'
+    WHERE trace_id = $trace_id AND name = 'process_name' AND pid IS NOT NULL
       AND regexp_matches(value, '^(memtile|core|mem|shim|intfc)(_trace for .*\d.*|\(\s*\d+\s*,\s*\d+\s*\))$')
 ), located AS (
     SELECT *,
