@@ -32,6 +32,8 @@ CASES = {
     "exponent 1e400000": (_event("bad", "1e400000"), "ts 1E+400000 µs is beyond the 64-bit nanosecond range"),
     "huge negative dur": (_event("bad", "1", ', "dur2": 1').replace('"dur": 1', '"dur": -1e999999'),
                           "dur -1E+999999 µs is beyond the 64-bit nanosecond range"),
+    "exponent beyond Decimal": (_event("bad", "1", ', "args": {"x": 1e9999999999999999999}'),
+                                "number 1e9999999999999999999 is beyond any range"),
     "null ts": (_event("bad", "null"), "ts is null"),
     "lone surrogate": (_event("bad\\ud800"), "malformed JSON: no low surrogate in string"),
     "two high surrogates": (_event("\\ud800\\ud800"), "malformed JSON: invalid low surrogate in string"),
@@ -149,3 +151,16 @@ def test_aie_events_without_name_time_or_pid(con, tmp_path):
         (5, "AIE event without a name"), (6, "AIE event without a time")]
     assert con.execute("SELECT count(*) FROM aie_tiles").fetchone()[0] == 1
     assert con.execute("SELECT count(*) FROM aie_spans").fetchone()[0] == 1
+
+
+def test_streaming_reader_stops_in_one_line_at_a_number_beyond_any_range(con, tmp_path, monkeypatch):
+    """Fuzzing finding: ijson cannot make 1e9999999999999999999 a Decimal; the streaming reader (which
+    cannot skip one event) keeps the events before it and says why it stopped."""
+    def no_bulk(*args):
+        raise NotBulk("forced")
+    monkeypatch.setattr(readers, "read_raw", no_bulk)
+    path = tmp_path / "t.json"
+    _write(path, [_event("a"), _event("bad", "1e9999999999999999999"), _event("c")], pretty=True)
+    out = load(con, path)
+    assert (out.events, out.complete) == (1, False)
+    assert out.problem.startswith("JSON error after event 0") and out.problem.endswith("a number beyond any range")

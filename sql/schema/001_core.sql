@@ -25,7 +25,7 @@ CREATE SEQUENCE trace_ids START 1;
 --   event_count     events in the file's event list, rejected ones included
 --   rejected_count  events set aside in rejected_events
 --   complete        false when the file ended early or broke off with a JSON error
---   problem         why the trace is incomplete (position and parser message), else NULL
+--   problem         why the trace is incomplete (position and parser message), or what was set aside or replaced in a complete one (malformed events, invalid surrogate escapes); else NULL
 --   loaded_at       when the load committed (local time)
 --   load_seconds    wall time of the load
 --   tracedb_version version of tracedb that loaded it

@@ -27,7 +27,7 @@ import queue
 import tempfile
 import threading
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Callable
 
@@ -151,6 +151,13 @@ def _nan(text: str):
     raise RejectedEvent(f"{text} is not a JSON value")
 
 
+def _number(text: str) -> Decimal:
+    try:
+        return Decimal(text)
+    except InvalidOperation:  # an exponent beyond what Decimal holds (1e9999999999999999999)
+        raise RejectedEvent(f"number {text[:40]} is beyond any range") from None
+
+
 def _stage_exact(con: duckdb.DuckDBPyConnection, stager: EventStager, malformed: dict[int, Rejection]) -> None:
     """Type the flagged events in Python, EXACT_BATCH at a time; the malformed ones (placeholders
     in _raw) are set aside with their reason and text."""
@@ -166,7 +173,7 @@ def _stage_exact(con: duckdb.DuckDBPyConnection, stager: EventStager, malformed:
                 stager.reject(event_id, bad.reason, None, bad.raw)
                 continue
             try:
-                ev = json.loads(raw, parse_float=Decimal, parse_constant=_nan)
+                ev = json.loads(raw, parse_float=_number, parse_constant=_nan)
             except RecursionError:
                 stager.reject(event_id, "args nested too deeply (more than 254 levels)", None, raw)
                 continue

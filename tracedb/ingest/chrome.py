@@ -184,7 +184,8 @@ def read_chrome_trace(stream: TraceStream, emit: Callable[[dict], None],
                 emit(stager.take())
                 if on_progress:
                     on_progress(index + 1)
-    except (ijson.common.JSONError, UnicodeDecodeError) as exc:  # yajl passes bad UTF-8 on to Python
+    except (ijson.common.JSONError, UnicodeDecodeError, InvalidOperation) as exc:
+        # yajl passes bad UTF-8 on to Python, and a number Decimal cannot hold (1e9999999999999999999)
         result.complete = False
         result.problem = _break_problem(stream, index, exc)
     if stream.read_error:
@@ -268,6 +269,8 @@ def _encode_problem(exc: TypeError) -> str:
 
 def _break_problem(stream: TraceStream, index: int, exc: Exception) -> str:
     message = " ".join(str(exc).split())
+    if isinstance(exc, InvalidOperation):
+        message = "a number beyond any range"
     if "premature EOF" in message or "Incomplete or empty" in message:
         what = "file ends early (truncated)"
     else:
