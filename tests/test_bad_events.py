@@ -13,6 +13,7 @@ from conftest import KINETO, load
 from tracedb.db import open_db
 from tracedb.ingest import bulk, readers, salvage
 from tracedb.ingest.bulk import NotBulk
+from tracedb.ingest.chrome import SurrogateGuard
 
 
 def _event(name: str, ts: str = "1", extra: str = "") -> str:
@@ -164,3 +165,57 @@ def test_streaming_reader_stops_in_one_line_at_a_number_beyond_any_range(con, tm
     out = load(con, path)
     assert (out.events, out.complete) == (1, False)
     assert out.problem.startswith("JSON error after event 0") and out.problem.endswith("a number beyond any range")
+
+
+class _Pieces:
+    """A stream handing out the bytes in pieces of a given size."""
+
+    def __init__(self, data: bytes, size: int):
+        self.data, self.size, self.at = data, size, 0
+
+    def read(self, n=-1) -> bytes:
+        piece = self.data[self.at:self.at + self.size]
+        self.at += len(piece)
+        return piece
+
+
+@pytest.mark.parametrize("size", range(1, 30))
+def test_surrogate_guard_never_cuts_an_escape_or_a_pair(size):
+    text = json.dumps({"name": "x\U0001F600y", "lone": "a\ud800", "slashes": "\\\\ud800 \\"}).encode()
+    guard = SurrogateGuard(_Pieces(text, size))
+    out = b"".join(iter(lambda: guard.read(size), b""))
+    assert len(out) == len(text) and guard.replaced == 1
+    assert json.loads(out) == {"name": "x\U0001F600y", "lone": "a\ufffd", "slashes": "\\\\ud800 \\"}
+
+
+def test_trailing_comma_is_no_event(con, tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text('{"traceEvents": [' + _event("a") + ",\n" + _event("b") + ",\n]}")
+    out = load(con, path)
+    assert (out.events, out.rejected, out.problem) == (2, 0, None)
+
+
+def test_an_event_like_object_inside_a_bad_event_does_not_split_it(con, tmp_path):
+    bad = '{"ph": "X", "name": "bad", "n": tru, "args": {"l": [{"x": 1}, {"name": "inner"}]}}'
+    path = tmp_path / "t.json"
+    _write(path, [_event("a"), bad, _event("c", "3")], pretty=False)
+    out = load(con, path)
+    assert (out.events, out.rejected) == (3, 1)
+    assert con.execute("SELECT kernel_id, name FROM kernels ORDER BY 1").fetchall() == [(0, "a"), (2, "c")]
+    assert con.execute("SELECT raw FROM rejected_events").fetchone()[0] == bad
+
+
+def test_a_huge_number_before_the_syntax_error_still_costs_one_event(con, tmp_path):
+    bad = _event("bad", "1", ', "args": {"x": 1e400, "y": tru}')
+    path = tmp_path / "t.json"
+    _write(path, [_event("a"), bad, _event("c", "3")], pretty=True)
+    out = load(con, path)
+    assert (out.events, out.rejected, out.complete) == (3, 1, True)
+
+
+def test_zero_with_a_large_exponent_is_zero(con, tmp_path):
+    path = tmp_path / "t.json"
+    _write(path, [_event("a", "0e400"), _event("b", "0.0e20")], pretty=True)
+    out = load(con, path)
+    assert out.rejected == 0
+    assert con.execute("SELECT ts_ns FROM kernels ORDER BY kernel_id").fetchall() == [(0,), (0,)]

@@ -119,7 +119,7 @@ def test_syntax_error_midway_costs_that_event_only(con, tmp_path):
     out = load(con, path)
     assert (out.events, out.rejected, out.complete) == (3, 1, True)
     assert out.problem == ("1 malformed event(s) set aside, the rest read (first: event 1, "
-                           "malformed JSON: unexpected character)")
+                           "malformed JSON: unexpected character, expected ',' or '}')")
     assert con.execute("SELECT name FROM cpu_ops ORDER BY event_id").fetchall() == [("a",), ("c",)]
     assert con.execute("SELECT event_id, raw FROM rejected_events").fetchall() == [
         (1, '{"ph": "X", "cat": "cpu_op", "name": "b", "pid": 1, "tid": 1, "ts": 2, "dur": 1 "x": 1}')]

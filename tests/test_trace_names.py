@@ -76,3 +76,10 @@ def test_commands_other_than_load_create_no_database(tmp_path):
         assert proc.stderr.strip() == f"tracedb: error: {db}: no such database (load a trace first: " \
                                       f"tracedb load FILE --db {db})", args
         assert not db.exists(), args
+
+
+def test_an_old_name_beginning_with_hash_is_never_guessed(named):
+    # a database made before names were checked may hold a trace named "#1" beside trace id 1
+    named.execute("UPDATE traces SET name = '#1' WHERE trace_id = 2")
+    with pytest.raises(TracedbError, match=r"'#1' names 2 traces \(ids 1, 2\)"):
+        traces.find(named, "#1")

@@ -32,4 +32,7 @@ def find(con: duckdb.DuckDBPyConnection, want: str) -> tuple[int, str]:
                        [want]).fetchall()
     if not rows:
         raise TracedbError(f"no trace {want!r} (see: tracedb ls; an id is written {ID_MARK}ID)")
+    if len(rows) > 1:  # a name beginning with "#", from a database made before names were checked
+        raise TracedbError(f"{want!r} names {len(rows)} traces (ids {', '.join(str(r[0]) for r in rows)}); "
+                           "a name beginning with # predates the rule: load that trace again under another name")
     return rows[0]

@@ -23,10 +23,11 @@ _EVENT_KEY = rb'(?=[ \t\r\n]*"(?:ph|cat|name|pid|tid|ts|dur|args|id|s|bp|cname|t
 def boundary_pattern(lead: bytes) -> re.Pattern:
     """Between two events: "}" "," "{" before one of an event's keys, with the whitespace the list
     puts before its first event (pretty-printed Kineto: a newline and two spaces, which nested
-    objects do not have). A list written with none ("[{") separates its events by "," or ", "."""
+    objects do not have). A list written with none ("[{") separates its events by a comma with any
+    whitespace around it."""
     if lead:
         return re.compile(rb"\}\s*(,)" + re.escape(lead) + rb"\{" + _EVENT_KEY)
-    return re.compile(rb"\}[ \t]*(,)[ \t]*\{" + _EVENT_KEY)
+    return re.compile(rb"\}\s*(,)\s*\{" + _EVENT_KEY)
 
 
 def last_boundary(boundary: re.Pattern, data: bytearray, before: int) -> int | None:

@@ -8,6 +8,7 @@ rejected_events with the reason. Peak memory is one batch, whatever the trace si
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from typing import Callable
@@ -52,7 +53,7 @@ def to_ns(value, key: str) -> int | None:
             raise RejectedEvent(f"{key} is not a number: {value!r:.60}") from None
         if not d.is_finite():
             raise RejectedEvent(f"{key} is not a finite number: {value!r:.60}")
-        if d.adjusted() > _MAX_DIGITS:  # told before the digits are expanded (1e400000 µs)
+        if not d.is_zero() and d.adjusted() > _MAX_DIGITS:  # told before the digits are expanded (1e400000 µs)
             raise RejectedEvent(f"{key} {str(value)[:60]} µs is beyond the 64-bit nanosecond range")
         q = d * _THOUSAND
         ns = int(q)
@@ -216,6 +217,25 @@ def read_chrome_trace(stream: TraceStream, emit: Callable[[dict], None],
     return result
 
 
+_HIGH_AT_END = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}\Z")
+
+
+def _safe_cut(data: bytes) -> int:
+    """Where the bytes can be cut with no escape, nor surrogate pair, in two: before the first
+    backslash of the last 12 bytes, and before a high surrogate escape just ahead of it, then at
+    the start of the run of backslashes it belongs to (or an even number into a long run, so
+    that the part held starts where an escape would)."""
+    cut = data.find(b"\\", max(0, len(data) - 12))
+    if cut < 0:
+        return len(data)
+    if _HIGH_AT_END.search(data, max(0, cut - 6), cut):
+        cut -= 6
+    run = cut
+    while run > 0 and data[run - 1] == 0x5C:
+        run -= 1
+    return run if cut - run <= 4096 else cut - (cut - run) % 2
+
+
 class SurrogateGuard:
     """The streaming reader's bytes with every invalid surrogate escape (a lone or unpaired \\uD800-
     \\uDFFF) replaced by \\ufffd, counted. yajl would otherwise store them silently rewritten ("?",
@@ -236,13 +256,8 @@ class SurrogateGuard:
             if not chunk:
                 self._held = b""
                 return self._fix(data)
-            cut = len(data)
-            slash = data.rfind(b"\\", max(0, cut - 12))
-            if slash >= 0:
-                cut = slash
-                while cut > 0 and data[cut - 1] == 0x5C and len(data) - cut < 4096:
-                    cut -= 1
-            self._held = data[cut:]
+            self._held = data[_safe_cut(data):]
+            cut = len(data) - len(self._held)
             out = self._fix(data[:cut])
             if out:
                 return out

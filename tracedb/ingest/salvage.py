@@ -16,6 +16,7 @@ object), it raises NotSalvageable and the streaming reader takes the file.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ from ..errors import reraise_interrupt
 from .boundaries import LEAD, boundary_pattern
 
 WINDOW = 1 << 20
+MIN_WINDOW = 4 << 10  # after a bad event: most bad events come in runs (one writer's bug)
 PLACEHOLDER = "null"  # the row of a bad event in _raw: flagged by chrome_bulk.sql, rejected in Python
 _RECORD = re.compile(r"in record/value (\d+):\s*(.*)$", re.S)
 # Strings (escapes included), brackets and commas: enough to count top-level values of valid JSON.
@@ -69,6 +71,12 @@ def salvage(con: duckdb.DuckDBPyConnection, data: bytes, first_event: int, scrat
             rows += _insert(con, data[pos:stop], scratch)
         except duckdb.Error as exc:
             reraise_interrupt(exc)
+            done = _insert_checked(con, data, boundary, pos, stop, rows, scratch)
+            if done is not None:
+                rows, rejected = done
+                out += rejected
+                pos = _skip(data, stop + 1, close)
+                continue
             message = " ".join(str(exc).split())
             found = _RECORD.search(message)
             if found is None:
@@ -77,8 +85,10 @@ def salvage(con: duckdb.DuckDBPyConnection, data: bytes, first_event: int, scrat
             start = _value_start(data, pos, stop, int(found.group(1)) - 1)
             if start is None:
                 raise NotSalvageable(f"cannot find value {found.group(1)} of a segment: {message[:200]}") from None
-            after = boundary.search(data, start + 1, close)
-            end = after.start(1) if after else close
+            if not data[start:stop].strip(_SPACE):  # "},]": a trailing comma, no event
+                rows += _insert(con, data[pos:start].rstrip(_SPACE).rstrip(b","), scratch)
+                break
+            end = _end_of(data, boundary, start, close)
             if end >= stop and stop < close:
                 window *= 2  # the bad value runs to the window's end: it may only be cut there
                 continue
@@ -90,10 +100,85 @@ def salvage(con: duckdb.DuckDBPyConnection, data: bytes, first_event: int, scrat
             out.append(Rejection(rows, "malformed JSON: " + found.group(2).rstrip(". "),
                                  data[start:end].rstrip(_SPACE).decode("utf-8", "backslashreplace")))
             rows += 1
-            window = WINDOW
+            window = MIN_WINDOW
             stop = end
+        else:
+            window = min(window * 2, WINDOW)
         pos = _skip(data, stop + 1, close)
     return out
+
+
+def _insert_checked(con: duckdb.DuckDBPyConnection, data: bytes, boundary, pos: int, stop: int, rows: int,
+                    scratch: Path) -> tuple[int, list[Rejection]] | None:
+    """The quick way through a window DuckDB refused: each event checked on its own by orjson
+    (yyjson, DuckDB's parser too), the bad ones replaced by placeholders, the window inserted in
+    one go. None when DuckDB still refuses it (the two parsers disagree): the caller then asks
+    DuckDB event by event."""
+    pieces = _checked_pieces(data, boundary, pos, stop)
+    text = b",".join(data[s:e] if why is None else PLACEHOLDER.encode() for s, e, why in pieces)
+    try:
+        added = _insert(con, text, scratch)
+    except duckdb.Error as exc:
+        reraise_interrupt(exc)
+        return None
+    if added != len(pieces):
+        raise NotSalvageable(f"a window of {len(pieces)} events read as {added}")
+    rejected = [Rejection(rows + i, "malformed JSON: " + why, data[s:e].decode("utf-8", "backslashreplace"))
+                for i, (s, e, why) in enumerate(pieces) if why is not None]
+    return rows + added, rejected
+
+
+def _checked_pieces(data: bytes, boundary, pos: int, stop: int) -> list[tuple[int, int, str | None]]:
+    """The events from pos to stop, (start, end, why it is not JSON or None), cut at boundaries;
+    a bad piece whose brackets do not close (a nested object laid out like an event) takes the
+    next one, up to 8."""
+    last = len(data[:stop].rstrip(_SPACE).rstrip(b",").rstrip(_SPACE))  # no trailing comma ("},]")
+    cuts = [m.start(1) for m in boundary.finditer(data, pos, last)] + [last]
+    out = []
+    start, i = pos, 0
+    while i < len(cuts):
+        end, why, merged = cuts[i], None, 0
+        while True:
+            why = _problem(data[start:end])
+            if why is None or merged == 8 or i + 1 >= len(cuts) or _depth(data, start, end) <= 0:
+                break
+            i += 1
+            merged += 1
+            end = cuts[i]
+        if why is not None and merged and _depth(data, start, end) != 0:  # never balanced: the first alone
+            i -= merged
+            end = cuts[i]
+            why = _problem(data[start:end])
+        out.append((start, end, why))
+        start = _skip(data, end + 1, stop)
+        i += 1
+    return out
+
+
+_NON_FINITE = re.compile(rb"[:,\[]\s*-?(?:NaN|Infinity)\b")
+
+
+def _problem(text: bytes) -> str | None:
+    """Why an event's text is not JSON as DuckDB reads it, or None. DuckDB takes NaN, Infinity and
+    numbers beyond a double, which orjson refuses: the typing sets those events aside with their
+    own reasons."""
+    try:
+        orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        if "not valid UTF-8" in exc.msg:
+            return "invalid UTF-8 encoding in string"
+        if ("infinity" in exc.msg or _NON_FINITE.search(text)) and _is_json_but_numbers(text):
+            return None
+        return exc.msg
+    return None
+
+
+def _is_json_but_numbers(text: bytes) -> bool:
+    try:
+        json.loads(text, parse_float=str, parse_int=str, parse_constant=str)
+    except (ValueError, RecursionError):
+        return False
+    return True
 
 
 def _insert(con: duckdb.DuckDBPyConnection, events: bytes, scratch: Path) -> int:
@@ -110,8 +195,40 @@ def _parses(text: bytes) -> bool:
     try:
         orjson.loads(text)
     except orjson.JSONDecodeError as exc:
-        return "infinity" in str(exc)  # DuckDB keeps 1e400 as text; orjson cannot make it a float
+        if "infinity" not in str(exc):
+            return False
+        try:  # DuckDB keeps 1e400 as text, orjson cannot make it a float: is the rest JSON?
+            json.loads(text, parse_float=str, parse_int=str, parse_constant=str)
+        except (ValueError, RecursionError):
+            return False
     return True
+
+
+def _end_of(data: bytes, boundary, start: int, close: int) -> int:
+    """Where the bad event from start ends: the next boundary, or a later one when the brackets
+    before it do not balance (an object inside the event laid out like an event), trying a few."""
+    after = boundary.search(data, start + 1, close)
+    first = after.start(1) if after else close
+    end = first
+    for _ in range(8):
+        if _depth(data, start, end) == 0:
+            return end
+        if after is None:
+            break
+        after = boundary.search(data, end + 1, close)
+        end = after.start(1) if after else close
+    return first
+
+
+def _depth(data: bytes, start: int, end: int) -> int:
+    depth = 0
+    for token in _TOKEN.finditer(data, start, end):
+        c = data[token.start()]
+        if c in b"[{":
+            depth += 1
+        elif c in b"]}":
+            depth -= 1
+    return depth
 
 
 def _value_start(data: bytes, pos: int, stop: int, k: int) -> int | None:
