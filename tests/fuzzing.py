@@ -39,7 +39,7 @@ class Finding:
     problem: str
 
 
-def seeds(fixtures: Path, scratch: Path) -> dict[str, tuple[bytes, str]]:
+def seeds(fixtures: Path) -> dict[str, tuple[bytes, str]]:
     """name -> (bytes, file suffix): small real files of each format, and a compact Kineto trace."""
     out = {}
     kineto = sorted((fixtures / "kineto").glob("*.json.gz"))
@@ -114,7 +114,7 @@ def run(fixtures: Path, scratch: Path, con: duckdb.DuckDBPyConnection, seed: int
     import time
 
     rng = random.Random(seed)
-    pool = seeds(fixtures, scratch)
+    pool = seeds(fixtures)
     names = sorted(pool)
     findings = []
     ran = 0

@@ -1,14 +1,18 @@
 """A segment of events DuckDB refuses: every event it can read, each bad one set aside on its own.
 
-DuckDB's JSON reader stops at the first bad value and names it ("in record/value K: <problem>").
-The K-1 values before it are valid JSON, so a scan of their strings, brackets and commas finds
-exactly where value K starts. Where the bad event ends cannot be read from the JSON (it is
-broken): it ends at the next boundary between events (tracedb.ingest.boundaries), the pattern the
-list separates its events by. The good values go into _raw, the bad event becomes a placeholder
-row (JSON null) whose rejection is returned, so that rowids stay event indexes, and reading
-resumes after it. Each try reads a window of about WINDOW bytes, so one bad event costs at most
-a window read again: time stays linear in the segment for a handful of bad events, and bounded by
-WINDOW per bad event however many there are.
+The segment is read a window of about WINDOW bytes at a time. A window DuckDB refuses is cut at
+the boundaries between events (tracedb.ingest.boundaries), each piece checked by orjson (yyjson,
+the parser DuckDB uses too), and the window inserted once with each bad event replaced by a
+placeholder row (JSON null), so that rowids stay event indexes; the bad events' rejections are
+returned. Where a bad event ends cannot be read from the JSON (it is broken): at the next
+boundary, or a later one when the brackets before it do not balance (an object inside the event
+laid out like an event).
+
+Where the two parsers disagree and DuckDB still refuses the window, DuckDB is asked instead: its
+JSON reader stops at the first bad value and names it ("in record/value K: <problem>"). The
+values before it are valid JSON, so a scan of their strings, brackets and commas finds exactly
+where the bad one starts; the values before it go in, the bad one becomes a placeholder, and
+reading resumes after it with a small window (MIN_WINDOW, doubling back to WINDOW).
 
 Where it cannot go on (DuckDB fails without naming a value, the list does not start with an
 object), it raises NotSalvageable and the streaming reader takes the file.
@@ -129,30 +133,34 @@ def _insert_checked(con: duckdb.DuckDBPyConnection, data: bytes, boundary, pos: 
 
 
 def _checked_pieces(data: bytes, boundary, pos: int, stop: int) -> list[tuple[int, int, str | None]]:
-    """The events from pos to stop, (start, end, why it is not JSON or None), cut at boundaries;
-    a bad piece whose brackets do not close (a nested object laid out like an event) takes the
-    next one, up to 8."""
-    last = len(data[:stop].rstrip(_SPACE).rstrip(b",").rstrip(_SPACE))  # no trailing comma ("},]")
-    cuts = [m.start(1) for m in boundary.finditer(data, pos, last)] + [last]
+    """The events from pos to stop, (start, end, why it is not JSON or None), cut at boundaries; a
+    bad one ends where _end_of says (an object inside it laid out like an event does not cut it)."""
+    last = _before_trailing_comma(data, pos, stop)
     out = []
-    start, i = pos, 0
-    while i < len(cuts):
-        end, why, merged = cuts[i], None, 0
-        while True:
-            why = _problem(data[start:end])
-            if why is None or merged == 8 or i + 1 >= len(cuts) or _depth(data, start, end) <= 0:
-                break
-            i += 1
-            merged += 1
-            end = cuts[i]
-        if why is not None and merged and _depth(data, start, end) != 0:  # never balanced: the first alone
-            i -= merged
-            end = cuts[i]
+    start = pos
+    while start < last:
+        after = boundary.search(data, start + 1, last)
+        end = after.start(1) if after else last
+        why = _problem(data[start:end])
+        if why is not None:
+            end = _end_of(data, boundary, start, last)
             why = _problem(data[start:end])
         out.append((start, end, why))
         start = _skip(data, end + 1, stop)
-        i += 1
     return out
+
+
+def _before_trailing_comma(data: bytes, pos: int, stop: int) -> int:
+    """stop, or the end of the last event before it when a comma follows that event ("},]")."""
+    end = stop
+    while end > pos and data[end - 1] in _SPACE:
+        end -= 1
+    if end > pos and data[end - 1] == 0x2C:
+        end -= 1
+        while end > pos and data[end - 1] in _SPACE:
+            end -= 1
+        return end
+    return stop
 
 
 _NON_FINITE = re.compile(rb"[:,\[]\s*-?(?:NaN|Infinity)\b")
@@ -195,12 +203,8 @@ def _parses(text: bytes) -> bool:
     try:
         orjson.loads(text)
     except orjson.JSONDecodeError as exc:
-        if "infinity" not in str(exc):
-            return False
-        try:  # DuckDB keeps 1e400 as text, orjson cannot make it a float: is the rest JSON?
-            json.loads(text, parse_float=str, parse_int=str, parse_constant=str)
-        except (ValueError, RecursionError):
-            return False
+        # DuckDB keeps 1e400 as text, orjson cannot make it a float: is the rest JSON?
+        return "infinity" in exc.msg and _is_json_but_numbers(text)
     return True
 
 
