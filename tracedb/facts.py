@@ -21,6 +21,8 @@ def derive(con: duckdb.DuckDBPyConnection, trace_id: int) -> None:
     """(Re)derive one trace's facts (the caller owns the transaction)."""
     before = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
     con.execute(f"SET memory_limit = '{DERIVE_MEMORY_LIMIT}'")
+    # the views read this trace's rows alone (the _in_scope macro): no other trace is scanned
+    con.execute(f"SET VARIABLE tracedb_scope = {int(trace_id)}")
     try:
         db.run_file(con, "derive/kernel_facts.sql", {"trace_id": trace_id})
         # AIE kernel runs only for an mlir-aie trace: no work for formats the trace is not
@@ -28,6 +30,7 @@ def derive(con: duckdb.DuckDBPyConnection, trace_id: int) -> None:
             db.run_file(con, "derive/aie_kernels.sql", {"trace_id": trace_id})
     finally:
         try:
+            con.execute("RESET VARIABLE tracedb_scope")
             con.execute(f"SET memory_limit = '{before}'")
         except duckdb.TransactionException:
             pass  # the transaction failed: its own error is the one to report

@@ -57,7 +57,7 @@ FROM (
                WHEN length(raw) > 500
                     AND length(raw) - length(replace(replace(raw, '{', ''), '[', '')) > 254 THEN true
                ELSE regexp_matches(replace(raw, ts_match, ''),
-                                   '[0-9.]{17,}|[0-9][eE][-+]?[0-9]+\s*[,}\]]|[:,\[]\s*-?(?i:nan|inf)')
+                                   '[0-9.]{17,}\s*[,}\]]|[0-9][eE][-+]?[0-9]+\s*[,}\]]|[:,\[]\s*-?(?i:nan|inf)')
            END AS needs_python
     FROM (
         SELECT *, _dest(f.ph, f.cat) AS dest,

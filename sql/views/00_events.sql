@@ -1,5 +1,11 @@
 -- Views over the raw event tables: every event in one place, process/thread names, counters.
 
+-- True for every trace, except while tracedb derives one trace's facts (tracedb.facts): it then
+-- sets the variable tracedb_scope to that trace's id, and the analysis views read that trace's
+-- rows alone. DuckDB folds the variable into each scan's filter, which skips other traces' row
+-- groups, so deriving a trace costs the same in a database of one trace as in one of a thousand.
+CREATE OR REPLACE MACRO _in_scope(t) AS t = coalesce(getvariable('tracedb_scope'), t);
+
 -- Every event of every trace, whichever table holds it, in one shape. Counting it per trace
 -- gives the file's event count less the rejected events.
 -- Columns:

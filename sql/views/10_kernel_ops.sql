@@ -37,6 +37,7 @@ CREATE OR REPLACE VIEW kernel_name_ops AS
 WITH names AS (
     SELECT DISTINCT coalesce(t.platform, 'unknown') AS platform, coalesce(k.name, '') AS name
     FROM kernels k JOIN traces t USING (trace_id)
+    WHERE _in_scope(k.trace_id)
 ), keywords(ord, keyword, part) AS (
     VALUES (1, 'embedding', 'Embedding'), (2, 'rmsnorm', 'RMSNorm'), (3, 'layernorm', 'LayerNorm'),
            (4, 'rsqrt', 'Norm'), (5, 'swiglu', 'SwiGLU'), (6, 'silu', 'SiLU'), (7, 'gelu', 'GELU'),
@@ -88,7 +89,8 @@ CREATE OR REPLACE VIEW _kernel_ops_live AS
 SELECT k.trace_id, k.kernel_id, o.op, o.pattern
 FROM kernels k
 JOIN traces t USING (trace_id)
-JOIN kernel_name_ops o ON o.platform = coalesce(t.platform, 'unknown') AND o.name = coalesce(k.name, '');
+JOIN kernel_name_ops o ON o.platform = coalesce(t.platform, 'unknown') AND o.name = coalesce(k.name, '')
+WHERE _in_scope(k.trace_id);
 
 -- Operation of every GPU kernel (stored in kernel_facts when the trace was loaded or refreshed).
 -- Columns:
@@ -97,4 +99,4 @@ JOIN kernel_name_ops o ON o.platform = coalesce(t.platform, 'unknown') AND o.nam
 --   op         operation family ("Dense GEMM", "Attention", ...; "Other" when no rule matched)
 --   pattern    the rule that matched (its label), for showing which names fell where
 CREATE OR REPLACE VIEW kernel_ops AS
-SELECT trace_id, kernel_id, op, pattern FROM kernel_facts;
+SELECT trace_id, kernel_id, op, pattern FROM kernel_facts WHERE _in_scope(trace_id);

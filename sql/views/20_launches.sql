@@ -18,7 +18,7 @@
 CREATE OR REPLACE VIEW _launch_calls AS
 SELECT trace_id, correlation, event_id AS launch_id, name, ts_ns, pid, tid, external_id
 FROM runtime_calls
-WHERE correlation IS NOT NULL
+WHERE correlation IS NOT NULL AND _in_scope(trace_id)
 QUALIFY row_number() OVER (PARTITION BY trace_id, correlation
                            ORDER BY cat = 'cuda_runtime' DESC, event_id) = 1;
 
@@ -32,7 +32,7 @@ CREATE OR REPLACE VIEW _cpu_op_by_external AS
 SELECT trace_id, external_id, arg_max(event_id, (ts_ns, event_id)) AS event_id,
        arg_max(name, (ts_ns, event_id)) AS name
 FROM cpu_ops
-WHERE external_id IS NOT NULL
+WHERE external_id IS NOT NULL AND _in_scope(trace_id)
 GROUP BY trace_id, external_id;
 
 -- Ascend device tasks with the flow that links them to the host: the flow's finish binds to the
@@ -49,14 +49,14 @@ GROUP BY trace_id, external_id;
 CREATE OR REPLACE VIEW _flow_launches AS
 WITH finishes AS (
     SELECT trace_id, cat, flow_id, pid, tid, ts_ns FROM flows
-    WHERE ph = 'f' AND cat IN ('async_npu', 'HostToDevice')
+    WHERE ph = 'f' AND cat IN ('async_npu', 'HostToDevice') AND _in_scope(trace_id)
 ), starts AS (
     SELECT trace_id, cat, flow_id, event_id, name, ts_ns, pid, tid FROM flows
-    WHERE ph = 's' AND cat IN ('async_npu', 'HostToDevice')
+    WHERE ph = 's' AND cat IN ('async_npu', 'HostToDevice') AND _in_scope(trace_id)
 ), tasks AS (
     SELECT f.trace_id, f.cat, f.flow_id, k.kernel_id
     FROM finishes f
-    ASOF JOIN kernels k ON k.trace_id = f.trace_id AND k.pid = f.pid AND k.tid = f.tid AND k.ts_ns <= f.ts_ns
+    ASOF JOIN (SELECT * FROM kernels WHERE _in_scope(trace_id)) k ON k.trace_id = f.trace_id AND k.pid = f.pid AND k.tid = f.tid AND k.ts_ns <= f.ts_ns
     WHERE f.ts_ns <= k.ts_ns + coalesce(k.dur_ns, 0)
 )
 SELECT t.trace_id, t.kernel_id, s.event_id AS launch_id, s.name, s.ts_ns, s.pid, s.tid
@@ -73,7 +73,7 @@ QUALIFY row_number() OVER (PARTITION BY t.trace_id, t.kernel_id ORDER BY t.cat =
 CREATE OR REPLACE VIEW _cpu_op_by_flow AS
 SELECT l.trace_id, l.launch_id, c.event_id, c.name
 FROM (SELECT DISTINCT trace_id, launch_id, ts_ns, pid, tid FROM _flow_launches) l
-ASOF JOIN cpu_ops c ON c.trace_id = l.trace_id AND c.pid = l.pid AND c.tid = l.tid AND c.ts_ns <= l.ts_ns
+ASOF JOIN (SELECT * FROM cpu_ops WHERE _in_scope(trace_id)) c ON c.trace_id = l.trace_id AND c.pid = l.pid AND c.tid = l.tid AND c.ts_ns <= l.ts_ns
 WHERE l.ts_ns <= c.ts_ns + coalesce(c.dur_ns, 0);
 
 -- Each kernel with the call that launched it and the cpu_op that issued it.
@@ -103,4 +103,5 @@ LEFT JOIN _launch_calls l ON l.trace_id = k.trace_id AND l.correlation = k.corre
 LEFT JOIN _cpu_op_by_external c
        ON c.trace_id = k.trace_id AND c.external_id = coalesce(k.external_id, l.external_id)
 LEFT JOIN _flow_launches fl ON k.correlation IS NULL AND fl.trace_id = k.trace_id AND fl.kernel_id = k.kernel_id
-LEFT JOIN _cpu_op_by_flow fc ON fc.trace_id = fl.trace_id AND fc.launch_id = fl.launch_id;
+LEFT JOIN _cpu_op_by_flow fc ON fc.trace_id = fl.trace_id AND fc.launch_id = fl.launch_id
+WHERE _in_scope(k.trace_id);

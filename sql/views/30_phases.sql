@@ -50,6 +50,7 @@ WITH hits AS (
            a.ts_ns + coalesce(a.dur_ns, 0) AS end_ns, arg_min(p, p.rank) AS p
     FROM annotations a
     JOIN _annotation_patterns_ordered p ON regexp_matches(a.name, p.regex)
+    WHERE _in_scope(a.trace_id)
     GROUP BY ALL
 ), parsed AS (
     SELECT *,
@@ -109,6 +110,7 @@ WITH k AS MATERIALIZED (
     SELECT k.trace_id, k.kernel_id, k.pid, k.ts_ns, l.pid AS cpu_pid, l.tid AS cpu_tid,
            l.launch_ts_ns
     FROM kernels k LEFT JOIN kernel_launches l USING (trace_id, kernel_id)
+    WHERE _in_scope(k.trace_id)
 ), steps AS MATERIALIZED (
     SELECT * FROM trace_steps
 ), gpu_phase AS (
@@ -160,4 +162,4 @@ LEFT JOIN cpu_step cs USING (trace_id, kernel_id);
 --               number of its ProfilerStep; NULL outside every step
 --   annotation  text of the annotation that decided (phase step, else ProfilerStep), or NULL
 CREATE OR REPLACE VIEW kernel_phases AS
-SELECT trace_id, kernel_id, phase, iteration, annotation FROM kernel_facts;
+SELECT trace_id, kernel_id, phase, iteration, annotation FROM kernel_facts WHERE _in_scope(trace_id);

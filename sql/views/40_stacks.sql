@@ -16,7 +16,7 @@ SELECT trace_id, python_id, arg_min(python_parent_id, event_id) AS parent_id,
        arg_min(name, event_id) AS name, arg_min(ts_ns, event_id) AS ts_ns,
        arg_min(ts_ns + coalesce(dur_ns, 0), event_id) AS end_ns
 FROM python_functions
-WHERE python_id IS NOT NULL
+WHERE python_id IS NOT NULL AND _in_scope(trace_id)
 GROUP BY trace_id, python_id;
 
 -- One-line summary of a Python stack, after the seed loader: the innermost frame naming vllm/,
@@ -54,7 +54,7 @@ WITH RECURSIVE launches AS (
     -- latest frame starting at or before the call on its thread: the innermost enclosing frame
     -- or a finished frame nested inside it, whose ancestors lead to it
     SELECT l.trace_id, l.launch_id, l.launch_ts_ns, f.python_id AS leaf_id
-    FROM launches l ASOF JOIN python_functions f
+    FROM launches l ASOF JOIN (SELECT * FROM python_functions WHERE _in_scope(trace_id)) f
       ON f.trace_id = l.trace_id AND f.pid = l.pid AND f.tid = l.tid AND f.ts_ns <= l.launch_ts_ns
     WHERE f.python_id IS NOT NULL
 ), chain(trace_id, leaf_id, depth, python_id, parent_id, name, end_ns) AS (

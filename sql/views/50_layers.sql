@@ -54,6 +54,7 @@ WITH annotated AS (
     JOIN kernel_ops o USING (trace_id, kernel_id)
     JOIN kernel_phases p USING (trace_id, kernel_id)
     LEFT JOIN annotated a USING (trace_id)
+    WHERE _in_scope(k.trace_id)
 ), seqd AS (
     SELECT *, row_number() OVER (PARTITION BY trace_id, forward_pass ORDER BY ts_ns, kernel_id) AS seq
     FROM passes
@@ -150,7 +151,8 @@ SELECT k.trace_id, k.kernel_id, p.forward_pass, l.layer,
 FROM kernels k
 LEFT JOIN pk p USING (trace_id, kernel_id)
 LEFT JOIN (SELECT * FROM by_marker WHERE layer IS NOT NULL
-           UNION ALL SELECT * FROM by_corr) l USING (trace_id, kernel_id);
+           UNION ALL SELECT * FROM by_corr) l USING (trace_id, kernel_id)
+WHERE _in_scope(k.trace_id);
 
 -- Layer of every GPU kernel (stored in kernel_facts).
 -- Columns:

@@ -52,6 +52,7 @@ WITH k AS MATERIALIZED (
     SELECT k.trace_id, k.kernel_id, k.ts_ns, f.forward_pass, f.layer, f.position,
            align_op(f.op, f.pattern) AS op
     FROM kernels k JOIN kernel_facts f USING (trace_id, kernel_id)
+    WHERE _in_scope(k.trace_id)
 ), covers AS (
     -- the operations each layered kernel stands for: its own, and a fused kernel's parts
     SELECT trace_id, kernel_id, forward_pass, layer, position, op,

@@ -81,8 +81,6 @@ def _stream_events(con: duckdb.DuckDBPyConnection, path: Path, reading) -> Chrom
 
 
 def _store_chrome(con, trace_id: int, path: Path, staged, progress) -> ChromeResult:
-    from . import tensorcast
-
     if isinstance(staged, RawEvents):
         try:
             result = type_bulk(con, staged)
@@ -98,6 +96,8 @@ def _store_chrome(con, trace_id: int, path: Path, staged, progress) -> ChromeRes
     if kind in _FINISH:
         run_file(con, _FINISH[kind], {"trace_id": trace_id})
     if kind == "tensorcast":
+        from . import tensorcast  # imports pyarrow, which no other kind of trace needs
+
         tensorcast.store_sub_kernels(con, trace_id)
     return result
 
