@@ -2,7 +2,9 @@
 
 Migrations are the files sql/schema/NNN_*.sql, applied in order and recorded in tracedb_schema.
 Views are the files sql/views/*.sql, re-created whenever their text changes. Whatever an open has
-to bring up to date (a new file, pending migrations, changed views) happens in one transaction. The comment block above each CREATE becomes COMMENT ON TABLE/VIEW/COLUMN.
+to bring up to date (a new file, pending migrations, changed views) happens in one transaction. The
+comment block above each CREATE becomes COMMENT ON TABLE/VIEW/COLUMN. A new file is a copy of the
+packaged empty database (tracedb.template), which those steps built once.
 
 A new database file is written in DuckDB's v1.4.0 storage format (STORAGE_VERSION, or
 $TRACEDB_STORAGE_VERSION, or load --storage-version), which every DuckDB from 1.4 on reads: the
@@ -26,6 +28,7 @@ import duckdb
 
 from . import sqlfiles
 from .errors import TracedbError, reraise_interrupt
+from .template import copy_to as copy_template
 
 DEFAULT_DB = "tracedb.duckdb"
 STORAGE_VERSION = "v1.4.0"  # the oldest DuckDB release whose readers must open our files
@@ -76,13 +79,15 @@ class DatabaseLocked(TracedbError):
 
 def open_db(path: str | os.PathLike | None = None, *, read_only: bool = False,
             memory_limit: str | None = None, wait: float = 0.0,
-            storage: str | None = None, create: bool = True) -> duckdb.DuckDBPyConnection:
+            storage: str | None = None, create: bool = True, template: bool = True) -> duckdb.DuckDBPyConnection:
     """Open a tracedb database, migrated and with current views; a missing file is created when
     create is true (and never by a read-only open).
 
     A read-only open of a database whose schema or views are out of date upgrades it first
     through a short read-write connection. wait: seconds to keep trying while another process
     holds the file. storage: the storage version of a file created now (default storage_version()).
+    template: a file created now in the default storage version starts as a copy of the packaged
+    empty database (tracedb.template) rather than being built from the SQL files.
     """
     path = Path(path or default_path())
     if path.is_dir():
@@ -92,15 +97,16 @@ def open_db(path: str | os.PathLike | None = None, *, read_only: bool = False,
     deadline = time.monotonic() + max(0.0, wait)
     while True:
         try:
-            return _open(path, read_only, memory_limit, storage)
+            return _open(path, read_only, memory_limit, storage, template)
         except DatabaseLocked:
             if time.monotonic() >= deadline:
                 raise
             time.sleep(WAIT_POLL_SECONDS)
 
 
-def _open(path: Path, read_only: bool, memory_limit: str | None, storage: str | None) -> duckdb.DuckDBPyConnection:
-    con = _connect(path, read_only, memory_limit, storage)
+def _open(path: Path, read_only: bool, memory_limit: str | None, storage: str | None,
+          template: bool) -> duckdb.DuckDBPyConnection:
+    con = _connect(path, read_only, memory_limit, storage, template)
     if read_only:
         if _needs_upgrade(con):
             con.close()
@@ -109,10 +115,15 @@ def _open(path: Path, read_only: bool, memory_limit: str | None, storage: str | 
     return con
 
 
-def _connect(path: Path, read_only: bool, memory_limit: str | None, storage: str | None) -> duckdb.DuckDBPyConnection:
+def _connect(path: Path, read_only: bool, memory_limit: str | None, storage: str | None,
+             template: bool = False) -> duckdb.DuckDBPyConnection:
     config = {"memory_limit": memory_limit} if memory_limit else {}
+    copied = False
     if not read_only and not path.exists():
-        config["storage_compatibility_version"] = storage or storage_version()
+        wanted = storage or storage_version()
+        copied = template and wanted == STORAGE_VERSION and copy_template(path)
+        if not copied:
+            config["storage_compatibility_version"] = wanted
     try:
         con = duckdb.connect(str(path), read_only=read_only, config=config)
     except duckdb.Error as exc:
@@ -121,7 +132,9 @@ def _connect(path: Path, read_only: bool, memory_limit: str | None, storage: str
         raise (DatabaseLocked if locked else TracedbError)(_explain_open_error(path, exc)) from None
     if not read_only:
         try:
-            upgrade(con)
+            upgrade(con)  # a stale template is brought up to date like any older file
+            if copied:
+                con.execute("UPDATE tracedb_schema SET applied_at = now()::TIMESTAMP")
         except Exception:
             con.close()
             raise

@@ -1,0 +1,80 @@
+"""A new database copied from the packaged template (tracedb.template) is the database the SQL
+files build, and the template is current."""
+
+from __future__ import annotations
+
+import gzip
+import os
+
+import duckdb
+
+from tracedb import db, template
+
+CATALOG = {
+    "tables": "SELECT table_name, comment, sql FROM duckdb_tables() WHERE NOT temporary ORDER BY 1",
+    "views": "SELECT view_name, comment, sql FROM duckdb_views() WHERE NOT internal AND NOT temporary ORDER BY 1",
+    "columns": "SELECT table_name, column_name, data_type, comment FROM duckdb_columns() "
+               "WHERE NOT internal AND schema_name = 'main' ORDER BY 1, 2",
+    "macros": "SELECT function_name, macro_definition, parameters FROM duckdb_functions() "
+              "WHERE function_type LIKE '%macro%' AND NOT internal ORDER BY 1, 2, 3",
+    "sequences": "SELECT sequence_name, start_value, last_value FROM duckdb_sequences() ORDER BY 1",
+    "indexes": "SELECT index_name, table_name, sql FROM duckdb_indexes() ORDER BY 1",
+    "schema": "SELECT version, name FROM tracedb_schema ORDER BY 1",
+    "views_fingerprint": "SELECT file, sha256 FROM tracedb_views ORDER BY 1",
+    "kernel_rules": "SELECT * FROM kernel_rules ORDER BY ALL",
+    "annotation_patterns": "SELECT * FROM annotation_patterns ORDER BY ALL",
+}
+
+
+def _catalog(path):
+    with db.open_db(path, read_only=True) as con:
+        return {name: con.execute(sql).fetchall() for name, sql in CATALOG.items()}
+
+
+def test_the_template_is_current(tmp_path):
+    assert template.template_path().exists(), "no template: run python -m tracedb.template"
+    path = tmp_path / "template.duckdb"
+    path.write_bytes(gzip.decompress(template.template_path().read_bytes()))
+    con = duckdb.connect(str(path), read_only=True)  # as it is, not upgraded by open_db
+    try:
+        stored = dict(con.execute("SELECT file, sha256 FROM tracedb_views").fetchall())
+        version = db.schema_version(con)
+        storage = con.execute("SELECT tags['storage_version'] FROM duckdb_databases() "
+                              "WHERE database_name = current_database()").fetchone()[0]
+    finally:
+        con.close()
+    stale = "the SQL files changed since the template was built: run python -m tracedb.template"
+    assert stored == db._views_fingerprint(), stale
+    assert version == db.latest_version(), stale
+    assert storage is None or storage.startswith(db.STORAGE_VERSION)
+
+
+def test_a_copied_database_is_the_built_one(tmp_path):
+    copied, built = tmp_path / "copied.duckdb", tmp_path / "built.duckdb"
+    db.open_db(copied).close()
+    db.open_db(built, template=False).close()
+    assert _catalog(copied) == _catalog(built)
+    with db.open_db(copied, read_only=True) as con:  # the migrations are dated when it was made
+        assert con.execute("SELECT min(applied_at) > now()::TIMESTAMP - INTERVAL 1 MINUTE "
+                           "FROM tracedb_schema").fetchone()[0]
+        assert con.execute("SELECT count(*) FROM traces").fetchone()[0] == 0
+
+
+def test_the_copy_never_replaces_a_file(tmp_path):
+    path = tmp_path / "there.duckdb"
+    path.write_bytes(b"someone else's")
+    assert template.copy_to(path)  # the template was there; the file stays as it is
+    assert path.read_bytes() == b"someone else's"
+    assert [p.name for p in tmp_path.iterdir()] == ["there.duckdb"]  # no temporary file left
+
+
+def test_an_unwritable_place_is_left_to_duckdb(tmp_path):
+    assert not template.copy_to(tmp_path / "missing" / "x.duckdb")
+    assert os.listdir(tmp_path) == []
+
+
+def test_another_storage_version_is_built_from_the_sql_files(tmp_path):
+    path = tmp_path / "v15.duckdb"
+    db.open_db(path, storage="v1.5.0").close()
+    with db.open_db(path, read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM tracedb_schema").fetchone()[0] == db.latest_version()
