@@ -40,13 +40,10 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 OUT = HERE / "out" / "corpus"
 sys.path.insert(0, str(HERE))
-from load_bench import peer_python  # noqa: E402
+from load_bench import FLOOR_SQL, peer_python  # noqa: E402
 
 PEER = "import sys\nfrom wafer_core.lib.trace_compare.loader import load_trace\nload_trace(sys.argv[1])\n"
-FLOOR = ("import sys, duckdb\n"
-         "duckdb.connect().execute(\"CREATE TABLE events AS SELECT unnest(traceEvents) AS event "
-         "FROM read_json(?, columns = {traceEvents: 'JSON[]'}, maximum_object_size = 2147483647)\", "
-         "[sys.argv[1]])\n")
+FLOOR = f"import sys, duckdb\nduckdb.connect().execute({FLOOR_SQL!r}, [sys.argv[1]])\n"
 READY = ("import sys, time\nfrom tracedb.db import open_db\nt = time.perf_counter()\n"
          "open_db(sys.argv[1]).close()\nprint(time.perf_counter() - t)\n")
 

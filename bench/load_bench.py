@@ -4,7 +4,8 @@
 
 Generates bench/out/synthetic_<mb>mb.json (bench/synth.py) unless present, then runs, one after
 the other in fresh processes, tracedb's loader into a new database and wafer-core 0.1.62's
-`trace_compare.loader.load_trace`, recording wall time and peak RSS of each. wafer-core runs from
+`trace_compare.loader.load_trace`, and DuckDB's JSON reader alone (the floor), recording wall
+time and peak RSS of each. wafer-core runs from
 its own virtual environment (bench/out/peer-venv, created on first use with
 `pip install --no-deps wafer-core==0.1.62 pandas numpy orjson ijson pyyaml`), or from
 --peer-python. Prints a Markdown table for the README.
@@ -51,6 +52,17 @@ loader.read_raw = no_bulk
 con = open_db(sys.argv[2], memory_limit=LOAD_MEMORY_LIMIT)
 rows = loader.load_file(con, sys.argv[1]).events
 con.close()
+"""
+
+# DuckDB's own JSON reader parsing the same file into a row per event: the floor of any loader
+# built on it (one thread: the file is one JSON object).
+FLOOR_SQL = ("CREATE TABLE events AS SELECT unnest(traceEvents) AS event FROM read_json(?, columns = "
+             "{traceEvents: 'JSON[]'}, maximum_object_size = 2147483647)")
+FLOOR_BODY = f"""
+import duckdb
+con = duckdb.connect()
+con.execute({FLOOR_SQL!r}, [sys.argv[1]])
+rows = con.execute("SELECT count(*) FROM events").fetchone()[0]
 """
 
 PEER_BODY = """
@@ -116,6 +128,8 @@ def main() -> None:
         rows.append(("tracedb load, streaming reader", measure(sys.executable, STREAMING_BODY, str(trace), str(db))))
     if not a.skip_peer:
         rows.append(("wafer-core 0.1.62 load_trace", measure(peer_python(a.peer_python), PEER_BODY, str(trace))))
+    floor = measure(sys.executable, FLOOR_BODY, str(trace))
+    rows.append(("DuckDB read_json, a row per event (the floor)", floor))
 
     print(f"\nTrace: {trace.name}, {size_mb:,.0f} MiB, {ours['rows']:,} events; {os.cpu_count()} cores\n")
     print("| loader | wall time (s) | peak RSS (MiB) | rows |")
@@ -123,9 +137,10 @@ def main() -> None:
     for label, r in rows:
         print(f"| {label} | {r['seconds']:.1f} | {r['peak_rss_mb']:.0f} | {r['rows']:,} |")
     if not a.skip_peer:
-        peer = rows[-1][1]
-        print(f"\ntracedb is {peer['seconds'] / ours['seconds']:.2f}x faster and uses "
-              f"1/{peer['peak_rss_mb'] / ours['peak_rss_mb']:.1f} of the peak memory.")
+        peer = rows[-2][1]
+        print(f"\ntracedb is {peer['seconds'] / ours['seconds']:.2f}x faster than the peer and uses "
+              f"1/{peer['peak_rss_mb'] / ours['peak_rss_mb']:.1f} of its peak memory.")
+    print(f"tracedb takes {ours['seconds'] / floor['seconds']:.2f}x the time of DuckDB's JSON reader alone.")
 
 
 if __name__ == "__main__":

@@ -1,11 +1,16 @@
-"""Generate a synthetic Kineto (PyTorch profiler) trace of a given size.
+"""Generate a synthetic Kineto (PyTorch profiler) trace of a given size, shaped like real ones.
 
-The event mix imitates a vLLM decode trace: per step a ProfilerStep / execute_* annotation,
-a Python call chain, cpu_ops with shapes, runtime launches with ac2g flows, kernels with launch
-args, memcpys, memory instants, and process/thread metadata. Timestamps are epoch-scale
-fractional microseconds, like real traces. Written streaming, so any size fits in memory.
+The event mix imitates a vLLM step recorded with shapes and stacks, in the proportions measured on
+the real traces of ../shared/corpus by bench/corpus_shape.py (all traces pooled, per GPU kernel):
+about 30 python_function frames, 3 cpu_ops, 2 runtime calls, 3 flow events and 0.3 memory
+instants; every cpu_op carries Kineto's shape args (Input Dims, Input type, Input Strides,
+Concrete Inputs) with about 4.5 empty lists and 2.6 empty strings; events are laid out as Kineto
+writes them (an object over four to six indented lines, args on their own line). Kernel names mix
+vendor libraries (cuBLASLt / hipBLASLt, FlashAttention, NCCL / RCCL), vLLM custom ops, Inductor's
+Triton kernels and PyTorch-native ones. Timestamps are epoch-scale fractional microseconds. Written
+streaming, so any size fits in memory.
 
-    python bench/synth.py OUT.json --mb 1024 [--gzip]
+    python bench/synth.py OUT.json --mb 1024 [--gzip] [--flavour amd]
 """
 
 from __future__ import annotations
@@ -15,47 +20,76 @@ import gzip
 import json
 import random
 
-KERNELS = [
-    "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
-    "void flash::flash_fwd_splitkv_kernel<Flash_fwd_kernel_traits<128, 64, 128, 4, false, false, cutlass::bfloat16_t, Flash_kernel_traits<128, 64, 128, 4, cutlass::bfloat16_t> >, false, true, false, false, true, true, false, false>(flash::Flash_fwd_params)",
-    "void vllm::fused_add_rms_norm_kernel<c10::BFloat16, 8>(c10::BFloat16*, c10::BFloat16*, c10::BFloat16 const*, float, int, int)",
-    "void vllm::act_and_mul_kernel<c10::BFloat16, &(c10::BFloat16 vllm::silu_kernel<c10::BFloat16>(c10::BFloat16 const&)), true>(c10::BFloat16*, c10::BFloat16 const*, int)",
-    "void vllm::rotary_embedding_kernel<c10::BFloat16, true>(long const*, c10::BFloat16*, c10::BFloat16*, c10::BFloat16 const*, int, long, long, int, int, int)",
-    "void vllm::reshape_and_cache_flash_kernel<__nv_bfloat16, __nv_bfloat16, (vllm::Fp8KVCacheDataType)0>(__nv_bfloat16 const*, __nv_bfloat16 const*, __nv_bfloat16*, __nv_bfloat16*, long const*, int, int, int, int, int, int, float const*, float const*)",
-    "triton_poi_fused_add_mul_0",
-    "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)",
-]
-CPU_OPS = ["aten::mm", "vllm::unified_attention", "vllm::fused_add_rms_norm", "aten::silu", "vllm::rotary_embedding",
-           "vllm::reshape_and_cache_flash", "aten::add", "aten::fill_"]
-# The same model on an AMD GPU, as a comparison partner: vendor kernels where NVIDIA has its own,
-# the same Triton and PyTorch-native kernels, and one extra elementwise kernel per layer (a residual
-# add the NVIDIA flavour fuses into its norm).
-AMD_KERNELS = [
-    "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT64x64x64_MI16x16x1_SN_LDSB1_AFC1_AFEM1_ASEM1_CLR1_GRVWA8",
-    "kernel_unified_attention_2d",
-    "_ZN5aiter24add_rmsnorm_quant_kernelIDF16bDF16bLi256ELi16ELb1ELb0ELb1ELi1EEEvPT0_PT_PfS4_S4_S4_diiiiiiib",
-    "void vllm::act_and_mul_kernel<__hip_bfloat16, &(__hip_bfloat16 vllm::silu_kernel<__hip_bfloat16>(__hip_bfloat16 const&)), true>(__hip_bfloat16*, __hip_bfloat16 const*, int)",
-    "void vllm::rotary_embedding_kernel<c10::BFloat16, true>(long const*, c10::BFloat16*, c10::BFloat16*, c10::BFloat16 const*, int, long, long, int, int, int)",
-    "void vllm::reshape_and_cache_flash_kernel<__hip_bfloat16, __hip_bfloat16, (vllm::Fp8KVCacheDataType)0>(__hip_bfloat16 const*, __hip_bfloat16 const*, __hip_bfloat16*, __hip_bfloat16*, long const*, int, int, int, int, int, int, float const*, float const*)",
-    "triton_poi_fused_add_mul_0",
-    "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)",
-    "void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul>)",
-]
-AMD_CPU_OPS = CPU_OPS + ["aten::add"]
+# One layer of the model: (kernel, the cpu_op that launched it). The same model on an AMD GPU, as a
+# comparison partner: vendor kernels where NVIDIA has its own, the same Triton and PyTorch-native
+# kernels, and one extra elementwise kernel per layer (a residual add the NVIDIA flavour fuses
+# into its norm).
+LAYER = {
+    "nvidia": [
+        ("triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_0", "aten::add"),
+        ("nvjet_tst_128x64_64x8_1x2_h_bz_coopA_TNT", "aten::mm"),
+        ("void vllm::rotary_embedding_kernel<c10::BFloat16, true>(long const*, c10::BFloat16*, c10::BFloat16*, c10::BFloat16 const*, int, long, long, int, int, int)", "vllm::rotary_embedding"),
+        ("void vllm::reshape_and_cache_flash_kernel<__nv_bfloat16, __nv_bfloat16, (vllm::Fp8KVCacheDataType)0>(__nv_bfloat16 const*, __nv_bfloat16 const*, __nv_bfloat16*, __nv_bfloat16*, long const*, int, int, int, int, int, int, float const*, float const*)", "vllm::reshape_and_cache_flash"),
+        ("void flash::flash_fwd_splitkv_kernel<Flash_fwd_kernel_traits<128, 64, 128, 4, false, false, cutlass::bfloat16_t, Flash_kernel_traits<128, 64, 128, 4, cutlass::bfloat16_t> >, false, true, false, false, true, true, false, false>(flash::Flash_fwd_params)", "vllm::unified_attention"),
+        ("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas", "aten::mm"),
+        ("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "vllm::all_reduce"),
+        ("triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_1", "aten::add"),
+        ("nvjet_tst_256x128_64x4_2x1_v_bz_coopB_TNT", "aten::mm"),
+        ("triton_poi_fused_mul_silu_2", "aten::mul"),
+        ("nvjet_tst_128x64_64x8_1x2_h_bz_coopA_TNT", "aten::mm"),
+        ("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "vllm::all_reduce"),
+    ],
+    "amd": [
+        ("_ZN5aiter24add_rmsnorm_quant_kernelIDF16bDF16bLi256ELi16ELb1ELb0ELb1ELi1EEEvPT0_PT_PfS4_S4_S4_diiiiiiib", "aiter::rmsnorm2d_fwd_with_add"),
+        ("Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT64x64x64_MI16x16x1_SN_LDSB1_AFC1_AFEM1_ASEM1_CLR1_GRVWA8", "aten::mm"),
+        ("void vllm::rotary_embedding_kernel<c10::BFloat16, true>(long const*, c10::BFloat16*, c10::BFloat16*, c10::BFloat16 const*, int, long, long, int, int, int)", "vllm::rotary_embedding"),
+        ("void vllm::reshape_and_cache_flash_kernel<__hip_bfloat16, __hip_bfloat16, (vllm::Fp8KVCacheDataType)0>(__hip_bfloat16 const*, __hip_bfloat16 const*, __hip_bfloat16*, __hip_bfloat16*, long const*, int, int, int, int, int, int, float const*, float const*)", "vllm::reshape_and_cache_flash"),
+        ("kernel_unified_attention_2d", "vllm::unified_attention"),
+        ("Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT128x128x64_MI16x16x1_SN_LDSB1_AFC1_AFEM1_ASEM1_CLR1_GRVWA8", "aten::mm"),
+        ("ncclDevKernel_Generic_2(ncclDevKernelArgsStorage<4096ul>)", "vllm::all_reduce"),
+        ("void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul>)", "aten::add"),
+        ("_ZN5aiter24add_rmsnorm_quant_kernelIDF16bDF16bLi256ELi16ELb1ELb0ELb1ELi1EEEvPT0_PT_PfS4_S4_S4_diiiiiiib", "aiter::rmsnorm2d_fwd_with_add"),
+        ("Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x128x64_MI16x16x1_SN_LDSB1_AFC1_AFEM1_ASEM1_CLR1_GRVWA8", "aten::mm"),
+        ("void vllm::act_and_mul_kernel<__hip_bfloat16, &(__hip_bfloat16 vllm::silu_kernel<__hip_bfloat16>(__hip_bfloat16 const&)), true>(__hip_bfloat16*, __hip_bfloat16 const*, int)", "vllm::silu_and_mul"),
+        ("Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT64x64x64_MI16x16x1_SN_LDSB1_AFC1_AFEM1_ASEM1_CLR1_GRVWA8", "aten::mm"),
+        ("ncclDevKernel_Generic_2(ncclDevKernelArgsStorage<4096ul>)", "vllm::all_reduce"),
+    ],
+}
+LAUNCH = {"nvidia": "cudaLaunchKernel", "amd": "hipLaunchKernel"}
+HELPER_CALL = {"nvidia": "cudaStreamIsCapturing", "amd": "hipGetDevice"}
 DEVICES = {
     "nvidia": '{"id": 0, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85018279936, '
               '"computeMajor": 9, "computeMinor": 0, "warpSize": 32, "numSms": 132}',
     "amd": '{"id": 0, "name": "AMD Instinct MI300X", "totalGlobalMem": 205822885888, '
            '"computeMajor": 9, "computeMinor": 4, "warpSize": 64, "numSms": 304}',
 }
-FRAMES = ["threading.py(1032): _bootstrap", "vllm/worker/model_runner.py(1700): execute_model",
-          "vllm/model_executor/models/llama.py(340): forward", "torch/nn/modules/module.py(1750): _call_impl",
-          "vllm/model_executor/layers/linear.py(512): forward"]
+STEP_FRAMES = ["threading.py(1032): _bootstrap", "vllm/v1/worker/gpu_model_runner.py(1700): execute_model",
+               "vllm/model_executor/models/llama.py(340): forward"]
+# The Python calls between the model's forward and one launch (about 30 frames per kernel in real
+# traces, measured by bench/corpus_shape.py): nested module calls, each with a sibling call done
+# before it.
+KERNEL_FRAMES = ["torch/nn/modules/module.py(1762): _call_impl", "torch/nn/modules/module.py(1751): _wrapped_call_impl",
+                 "vllm/model_executor/layers/linear.py(512): forward", "torch/_ops.py(1158): __call__",
+                 "<built-in method mm of type object at 0x7f3a2b1c0d20>"]
+SIBLING_FRAMES = ["torch/nn/modules/module.py(1928): __getattr__", "vllm/distributed/parallel_state.py(260): get_tp_group",
+                  "typing.py(1256): __instancecheck__"]
+
+
+def _args(args: dict) -> str:
+    return ", ".join(f"{json.dumps(k)}: {json.dumps(v, separators=(', ', ': '))}" for k, v in args.items())
 
 
 def _dump(obj: dict) -> str:
-    # Kineto writes one event per line group; mimic its spacing.
-    return "  " + json.dumps(obj, separators=(", ", ": "))
+    """An event laid out as Kineto writes it: ph, cat, name, pid, tid on the first line, ts and dur
+    on the next, args on a line of their own."""
+    head = {k: obj[k] for k in ("ph", "cat", "name", "pid", "tid") if k in obj}
+    times = {k: obj[k] for k in ("ts", "dur") if k in obj}
+    rest = {k: v for k, v in obj.items() if k not in head and k not in times and k != "args"}
+    lines = ["  {", "    " + _args(head) + ",", "    " + _args({**times, **rest})]
+    if "args" in obj:
+        lines[-1] += ","
+        lines += ['    "args": {', "      " + _args(obj["args"]), "    }"]
+    return "\n".join(lines + ["  }"])
 
 
 class Writer:
@@ -84,9 +118,28 @@ def ts(us: float) -> float:
     return round(us, 3)
 
 
+def shape_args(ext: int, inputs: int) -> dict:
+    """Kineto's shape args of a cpu_op with `inputs` inputs: two tensors, the rest scalars or
+    absent (empty lists and empty strings, as real traces hold them)."""
+    dims = [[32, 4096], [4096, 4096]][:inputs] + [[] for _ in range(max(0, inputs - 2))]
+    return {"External id": ext, "Record function id": 0, "Sequence number": ext,
+            "Concrete Inputs": ["", ""][:inputs] + (["1", "", "0"] * inputs)[:max(0, inputs - 2)],
+            "Input type": ["c10::BFloat16", "c10::BFloat16"][:inputs] + ["Scalar", ""] * ((inputs - 1) // 2)
+            + (["Scalar"] if inputs > 2 and inputs % 2 else []),
+            "Input Strides": [[4096, 1], [1, 4096]][:inputs] + [[] for _ in range(max(0, inputs - 2))],
+            "Input Dims": dims, "Ev Idx": ext}
+
+
+def empty_args(ext: int) -> dict:
+    """Shape args of an allocation (aten::empty): sizes, dtype and layout, none of them a tensor."""
+    return {"External id": ext, "Record function id": 0, "Concrete Inputs": ["[32, 4096]", "15", ""],
+            "Input type": ["ScalarList", "Scalar", ""], "Input Strides": [[], [], []],
+            "Input Dims": [[], [], []], "Ev Idx": ext}
+
+
 def generate(path: str, mb: float, use_gzip: bool, seed: int = 0, flavour: str = "nvidia") -> int:
     rng = random.Random(seed)
-    kernels, cpu_ops = (AMD_KERNELS, AMD_CPU_OPS) if flavour == "amd" else (KERNELS, CPU_OPS)
+    layer_kernels = LAYER[flavour]
     opener = gzip.open if use_gzip else open
     with opener(path, "wt", encoding="utf-8") as out:
         out.write('{\n  "schemaVersion": 1,\n  "deviceProperties": [\n')
@@ -109,39 +162,71 @@ def generate(path: str, mb: float, use_gzip: bool, seed: int = 0, flavour: str =
         while not w.full:
             step += 1
             step_start, gpu_start, step_ext = t, max(gpu_t, t), ext
-            first_frame = pyid + 1
-            pyid += len(FRAMES)
+            step_frame = pyid + 1
+            pyid += len(STEP_FRAMES)
+            model_frame = pyid
             for layer in range(32):
                 if w.full:
                     break
-                for k, kname in enumerate(kernels):
-                    ext += 1
+                for kname, op in layer_kernels:
+                    # ~30 Python frames: six sibling chains of five nested calls, the last enclosing the launch
+                    t += rng.uniform(1.0, 3.0)
+                    launch_start = t
+                    for chain in range(6):
+                        parent = model_frame
+                        last = chain == 5
+                        chain_start = t
+                        depth_frames = KERNEL_FRAMES if last else [*KERNEL_FRAMES[:2], *SIBLING_FRAMES]
+                        span = 40.0 if last else 6.0
+                        for depth, frame in enumerate(depth_frames):
+                            pyid += 1
+                            w.event({"ph": "X", "cat": "python_function", "name": frame, "pid": pid, "tid": tid,
+                                     "ts": ts(chain_start + depth * 0.3), "dur": ts(span - depth * 0.6),
+                                     "args": {"Python parent id": parent, "Python id": pyid, "Ev Idx": pyid}})
+                            parent = pyid
+                        t = chain_start + span + 0.5
+                    # three cpu_ops: the op, its aten implementation, an allocation; with shapes
+                    t_op = launch_start + 6 * 6.5 + 2.0
+                    for depth, (name, inputs) in enumerate(((op, 3), ("aten::addmm" if "mm" in op else op, 5),
+                                                            ("aten::empty", 0))):
+                        ext += 1
+                        w.event({"ph": "X", "cat": "cpu_op", "name": name, "pid": pid, "tid": tid,
+                                 "ts": ts(t_op + depth * 0.4), "dur": ts(12 - depth * 3),
+                                 "args": shape_args(ext, inputs) if inputs else empty_args(ext)})
                     corr += 1
-                    t += rng.uniform(3.0, 9.0)
-                    w.event({"ph": "X", "cat": "cpu_op", "name": cpu_ops[k], "pid": pid, "tid": tid,
-                             "ts": ts(t), "dur": ts(rng.uniform(5, 15)),
-                             "args": {"External id": ext, "Record function id": 0, "Sequence number": ext,
-                                      "Input Dims": [[32, 4096], [4096, 4096]], "Input type": ["c10::BFloat16", "c10::BFloat16"],
-                                      "Input Strides": [[4096, 1], [1, 4096]], "Concrete Inputs": ["", ""], "Ev Idx": ext}})
-                    w.event({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": pid, "tid": tid,
-                             "ts": ts(t + 1.25), "dur": ts(rng.uniform(2, 5)),
-                             "args": {"External id": ext, "cbid": 211, "correlation": corr}})
-                    w.event({"ph": "s", "id": corr, "pid": pid, "tid": tid, "ts": ts(t + 1.25), "cat": "ac2g", "name": "ac2g"})
-                    gpu_t = max(gpu_t, t) + rng.uniform(1, 4)
+                    launch_ts = ts(t_op + 1.5)
+                    w.event({"ph": "X", "cat": "cuda_runtime", "name": HELPER_CALL[flavour], "pid": pid, "tid": tid,
+                             "ts": ts(t_op + 1.0), "dur": 0.3, "args": {"cbid": 317, "correlation": corr}})
+                    corr += 1
+                    w.event({"ph": "X", "cat": "cuda_runtime", "name": LAUNCH[flavour], "pid": pid, "tid": tid,
+                             "ts": launch_ts, "dur": ts(rng.uniform(2, 5)),
+                             "args": {"External id": ext - 1, "cbid": 211, "correlation": corr}})
+                    w.event({"ph": "s", "id": corr, "pid": pid, "tid": tid, "ts": launch_ts, "cat": "ac2g",
+                             "name": "ac2g"})
+                    gpu_t = max(gpu_t, launch_ts) + rng.uniform(1, 4)
                     kdur = ts(rng.uniform(2, 60))
                     w.event({"ph": "X", "cat": "kernel", "name": kname, "pid": 0, "tid": 7, "ts": ts(gpu_t),
                              "dur": kdur,
-                             "args": {"External id": ext, "queued": 0, "device": 0, "context": 1, "stream": 7,
+                             "args": {"External id": ext - 1, "queued": 0, "device": 0, "context": 1, "stream": 7,
                                       "correlation": corr, "registers per thread": 128, "shared memory": 49152,
                                       "blocks per SM": 0.97, "warps per SM": 3.88, "grid": [132, 1, 1],
                                       "block": [384, 1, 1], "est. achieved occupancy %": 6}})
                     w.event({"ph": "f", "id": corr, "pid": 0, "tid": 7, "ts": ts(gpu_t), "cat": "ac2g",
                              "name": "ac2g", "bp": "e"})
+                    if corr % 2:  # the autograd-style flow between the op and its implementation
+                        w.event({"ph": "s", "id": ext, "pid": pid, "tid": tid, "ts": ts(t_op), "cat": "fwdbwd",
+                                 "name": "fwdbwd"})
+                        w.event({"ph": "f", "id": ext, "pid": pid, "tid": tid, "ts": ts(t_op + 0.4), "cat": "fwdbwd",
+                                 "name": "fwdbwd", "bp": "e"})
                     gpu_t += kdur
-                if layer % 8 == 0:
-                    w.event({"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": pid,
-                             "tid": tid, "ts": ts(t + 2), "args": {"Total Reserved": 121634816, "Bytes": 4096,
-                                                                    "Device Id": 0, "Device Type": 1}})
+                    if rng.random() < 0.3:
+                        w.event({"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": pid,
+                                 "tid": tid, "ts": ts(t_op + 0.5),
+                                 "args": {"Total Reserved": 121634816, "Total Allocated": 60817408, "Bytes": 4096,
+                                          "Device Id": 0, "Device Type": 1, "Addr": 139725623001088 + ext,
+                                          "Ev Idx": ext}})
+                    t = t_op + 14
+                if layer % 16 == 0:
                     corr += 1
                     w.event({"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pinned -> Device)", "pid": 0,
                              "tid": 7, "ts": ts(gpu_t), "dur": 1.5,
@@ -156,11 +241,11 @@ def generate(path: str, mb: float, use_gzip: bool, seed: int = 0, flavour: str =
             w.event({"ph": "X", "cat": "gpu_user_annotation", "name": name, "pid": 0, "tid": 7, "ts": ts(gpu_start),
                      "dur": ts(gpu_t - gpu_start + 1), "args": {"External id": step_ext}})
             parent = None
-            for depth, frame in enumerate(FRAMES):
+            for depth, frame in enumerate(STEP_FRAMES):
                 w.event({"ph": "X", "cat": "python_function", "name": frame, "pid": pid, "tid": tid,
-                         "ts": ts(step_start + 0.5 + depth * 0.25), "dur": ts(step_dur - 1 - depth * 0.5),
-                         "args": {"Python parent id": parent, "Python id": first_frame + depth, "Python thread": 0}})
-                parent = first_frame + depth
+                         "ts": ts(step_start + 0.1 + depth * 0.05), "dur": ts(step_dur - 1 - depth * 0.1),
+                         "args": {"Python parent id": parent, "Python id": step_frame + depth, "Ev Idx": step_frame + depth}})
+                parent = step_frame + depth
             t = t + 30
         out.write('\n  ],\n  "traceName": "synthetic",\n  "displayTimeUnit": "ms",\n'
                   '  "baseTimeNanoseconds": 1736413000000000000\n}\n')
