@@ -172,16 +172,19 @@ def test_classification_uses_first_matching_rule(con, tmp_path):
 
 
 @pytest.mark.parametrize("bad, message", [
-    ("1,any,regex,(unclosed,Attention,x\n", "line 2: bad regular expression"),
-    ("1,any,glob,foo,Attention,x\n", "line 2: match 'glob' is not one of prefix, contains, regex"),
-    ("x,any,prefix,foo,Attention,x\n", "line 2: priority 'x' is not an integer"),
+    ("1,any,regex,(unclosed,Attention,x,\n", "line 2: bad regular expression"),
+    ("1,any,glob,foo,Attention,x,\n", "line 2: match 'glob' is not one of prefix, contains, regex"),
+    ("x,any,prefix,foo,Attention,x,\n", "line 2: priority 'x' is not an integer"),
+    ("1,any,cpu_op,^x$,Dense GEMM,x,\n", "line 2: a cpu_op rule needs covers"),
+    ("1,any,prefix,x,Dense GEMM,x,Other\n", "line 2: covers is for context rules"),
+    ("1,any,annotation,(open,Broadcast,x,*\n", "line 2: bad regular expression"),
 ])
 def test_bad_rules_file_is_refused(con, tmp_path, bad, message):
     from tracedb import rules
     from tracedb.errors import TracedbError
 
     path = tmp_path / "mine.csv"
-    path.write_text("priority,platform,match,pattern,op,label\n" + bad)
+    path.write_text("priority,platform,match,pattern,op,label,covers\n" + bad)
     before = con.execute("SELECT count(*) FROM kernel_rules").fetchone()[0]
     with pytest.raises(TracedbError, match=message):
         rules.add_file(con, path)

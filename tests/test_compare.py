@@ -26,18 +26,18 @@ A_LAYER = [
     ("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16> >", 2),
     ("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16> >", 2),
     ("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16> >", 2),
-    ("triton_poi_fused_add_mul_0", 3),
+    ("triton_per_fused__softmax_0", 3),
 ]
 B_LAYER = [
     ("_rmsnorm_gemm_fused_kernel_bf16", 22),
     ("kernel_unified_attention_2d", 40),
     ("Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT64x64x64", 12),
     ("void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<c10::BFloat16> >", 3),
-    ("triton_poi_fused_add_mul_0", 5),
+    ("triton_per_fused__softmax_0", 5),
 ]
 A_OPS = ["RMSNorm", "Dense GEMM", "Attention", "Dense GEMM", "Elementwise", "Elementwise", "Elementwise",
-         "Triton Fused"]
-B_OPS = ["RMSNorm+GEMM", "Attention", "Dense GEMM", "Elementwise", "Triton Fused"]
+         "Softmax"]
+B_OPS = ["RMSNorm+GEMM", "Attention", "Dense GEMM", "Elementwise", "Softmax"]
 
 
 def build(path, layer, layers=LAYERS, platform="NVIDIA", passes=1):
@@ -233,7 +233,7 @@ def test_alignment_pairs_by_operation_occurrence(planted):
         ("Elementwise", 0, 1, 1, False, None),
         ("Elementwise", 1, 1, 0, False, f"nv runs {elementwise}, amd may fuse it into another kernel"),
         ("Elementwise", 2, 1, 0, False, f"nv runs {elementwise}, amd may fuse it into another kernel"),
-        ("Triton Fused", 0, 1, 1, True, None),
+        ("Softmax", 0, 1, 1, True, None),
     ]
 
 
@@ -269,7 +269,7 @@ def test_alignment_count_imbalance_note(con, tmp_path):
 
 def test_compare_ops_groups(planted):
     got = {r["op"]: r for r in rows(planted, "SELECT * FROM compare_ops('nv', 'amd', NULL)")}
-    assert set(got) == {"RMSNorm", "RMSNorm+GEMM", "Dense GEMM", "Attention", "Elementwise", "Triton Fused"}
+    assert set(got) == {"RMSNorm", "RMSNorm+GEMM", "Dense GEMM", "Attention", "Elementwise", "Softmax"}
     assert got["RMSNorm"]["status"] == "only A" and got["RMSNorm+GEMM"]["status"] == "only B"
     gemm = got["Dense GEMM"]
     assert (gemm["a_kernels"], gemm["b_kernels"], gemm["a_total_ns"], gemm["b_total_ns"]) == (40, 20, 600_000, 240_000)
@@ -277,7 +277,7 @@ def test_compare_ops_groups(planted):
     assert got["Attention"]["status"] == "A faster" and got["Attention"]["ratio"] == pytest.approx(30 / 40)
     elementwise = got["Elementwise"]  # 3 x 2 µs against 3 µs per layer: A slower in total
     assert (elementwise["a_kernels"], elementwise["b_kernels"], elementwise["status"]) == (60, 20, "A slower")
-    assert got["Triton Fused"]["a_top_kernels"] == "triton_poi_fused_add_mul_0 (100%)"
+    assert got["Softmax"]["a_top_kernels"] == "triton_per_fused__softmax_0 (100%)"
     assert got["Dense GEMM"]["a_top_kernels"] == ("nvjet_tst_128x64_64x4_1x1_v_bz_TNT (67%); "
                                                  "nvjet_tst_64x8_64x16_4x1_v_bz_TNN (33%)")
 
@@ -292,7 +292,7 @@ def test_compare_within_ten_percent(con, tmp_path):
 
 def test_same_kernels_finds_only_the_shared_name(planted):
     got = rows(planted, "SELECT * FROM same_kernels('nv', 'amd', NULL)")
-    assert got == [{"kernel": "triton_poi_fused_add_mul_0", "op": "Triton Fused", "a_kernels": 20, "b_kernels": 20,
+    assert got == [{"kernel": "triton_per_fused__softmax_0", "op": "Softmax", "a_kernels": 20, "b_kernels": 20,
                     "a_avg_ns": 3000.0, "b_avg_ns": 5000.0, "a_total_ns": 60_000, "b_total_ns": 100_000,
                     "ratio": 0.6, "gap_ns": -40_000, "faster": "A"}]
 
@@ -308,8 +308,9 @@ def test_fused_unknown_heuristic_names_the_parts(con, tmp_path):
     assert got == {
         "triton_tile_mm_treereduce": "Fused (Unknown) / GEMM+Reduce",
         "_triton_rmsnorm_matmul_kernel": "RMSNorm / *rmsnorm*",  # a rule matched first, as in the seed
-        "triton_poi_fused_gelu_mm_0": "Triton Fused / triton_*",  # Inductor's epilogue of a cuBLAS mm
-        "triton_red_fused_add_mean_mul_pow_rsqrt_0": "RMSNorm / triton_*_rsqrt",
+        # Inductor names are read as the operations they list: the epilogue of a cuBLAS mm is its GELU
+        "triton_poi_fused_gelu_mm_0": "Activation / Inductor: activation (SiLU-and-mul, GELU, ...)",
+        "triton_red_fused_add_mean_mul_pow_rsqrt_0": "RMSNorm / Inductor: mean+pow+rsqrt (RMSNorm, with its residual add)",
         "void vllm::rms_norm_gemm<float>": "RMSNorm+GEMM / rmsnorm + gemm",  # an explicit fused rule
         "tile_mm_treereduce": "Other / tile_mm_treereduce",  # not a Triton kernel
     }

@@ -437,7 +437,7 @@ def rules_list(
     fmt: FormatOption = Format.table,
 ) -> None:
     """List the rules in the order they are tried (user rules first). A rules file is a CSV with the
-    header of sql/rules/kernel_rules.csv (priority,platform,match,pattern,op,label) or of
+    header of sql/rules/kernel_rules.csv (priority,platform,match,pattern,op,label,covers) or of
     sql/rules/annotation_patterns.csv."""
     if ctx.invoked_subcommand:
         return

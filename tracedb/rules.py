@@ -27,13 +27,20 @@ class RuleKind:
     loader: str  # SQL file under sql/rules that loads a CSV of this kind
     ordered: str  # view listing the rows in the order they are tried
     allowed: dict[str, tuple[str, ...]]  # column -> accepted values
-    regex_column: str | None  # column holding RE2 expressions (always, or when match = 'regex')
+    regex_column: str | None  # column holding RE2 expressions (always, or when match is a regex kind)
+    optional: tuple[str, ...] = ()  # trailing columns a file may leave out (files older than them)
 
+
+# kernel rules: matches of the kernel name, and of the context a kernel was launched in
+NAME_MATCHES = ("prefix", "contains", "regex", "inductor", "fusion")
+CONTEXT_MATCHES = ("cpu_op", "collective", "annotation")
+REGEX_MATCHES = ("regex", "inductor") + CONTEXT_MATCHES
 
 KINDS = (
-    RuleKind("kernel_rules", ("priority", "platform", "match", "pattern", "op", "label"),
+    RuleKind("kernel_rules", ("priority", "platform", "match", "pattern", "op", "label", "covers"),
              "rules/load_kernel_rules.sql", "_kernel_rules_ordered",
-             {"platform": ("any", "NVIDIA", "AMD"), "match": ("prefix", "contains", "regex", "fusion")}, "pattern"),
+             {"platform": ("any", "NVIDIA", "AMD"), "match": NAME_MATCHES + CONTEXT_MATCHES}, "pattern",
+             optional=("covers",)),
     RuleKind("annotation_patterns",
              ("priority", "role", "format", "regex", "phase", "context_group", "generation_group",
               "number_group"),
@@ -61,8 +68,9 @@ def kind_named(table: str) -> RuleKind:
 
 def kind_of(path: Path, header: list[str]) -> RuleKind:
     """Which rules table a CSV file is for, from its header."""
+    given = tuple(h.strip() for h in header)
     for k in KINDS:
-        if tuple(h.strip() for h in header) == k.header:
+        if given in (k.header, k.header[:len(k.header) - len(k.optional)]):
             return k
     wanted = " or ".join(",".join(k.header) for k in KINDS)
     raise TracedbError(f"{path}: not a rules file: the header must be {wanted}")
@@ -104,7 +112,15 @@ def validate(path: Path, kind: RuleKind, rows: list[list[str]]) -> None:
             for column in ("op", "label", "format", "pattern", "regex"):
                 if column in rec and not rec[column].strip():
                     raise TracedbError(f"{path}: line {line}: {column} is empty")
-            is_regex = kind.table != "kernel_rules" or rec["match"] == "regex"
+            if kind.table == "kernel_rules":
+                covers = rec.get("covers", "").strip()
+                if rec["match"] in CONTEXT_MATCHES and not covers:
+                    raise TracedbError(f"{path}: line {line}: a {rec['match']} rule needs covers: the operation "
+                                       "family it refines (e.g. Communication), or * for every kernel")
+                if rec["match"] not in CONTEXT_MATCHES and covers:
+                    raise TracedbError(f"{path}: line {line}: covers is for context rules (match "
+                                       f"{', '.join(CONTEXT_MATCHES)}), not {rec['match']}")
+            is_regex = kind.table != "kernel_rules" or rec["match"] in REGEX_MATCHES
             if is_regex:
                 try:
                     con.execute("SELECT regexp_matches('', ?)", [rec[kind.regex_column]])

@@ -16,10 +16,10 @@ WHERE trace_id = $trace_id AND python_stack IS NOT NULL;
 INSERT INTO python_stacks
 SELECT DISTINCT trace_id, stack_id, python_stack, summary FROM _derive_stacks;
 
-INSERT INTO kernel_facts (trace_id, kernel_id, op, pattern, phase, iteration, annotation, launch_id,
-                          cpu_op, stack_id)
-SELECT k.trace_id, k.kernel_id, o.op, o.pattern, p.phase, p.iteration, p.annotation, l.launch_id,
-       l.cpu_op, s.stack_id
+INSERT INTO kernel_facts (trace_id, kernel_id, op, pattern, decided_by, phase, iteration, annotation,
+                          launch_id, cpu_op, stack_id)
+SELECT k.trace_id, k.kernel_id, o.op, o.pattern, o.decided_by, p.phase, p.iteration, p.annotation,
+       l.launch_id, l.cpu_op, s.stack_id
 FROM kernels k
 JOIN _kernel_ops_live o USING (trace_id, kernel_id)
 JOIN _kernel_phases_live p USING (trace_id, kernel_id)

@@ -1,7 +1,14 @@
 -- Kernel classification: every GPU kernel gets exactly one operation family, from the rules in
--- kernel_rules (sql/rules/kernel_rules.csv plus any rules the user added).
--- Rules are matched against distinct kernel names, not against every kernel, so classifying a
--- trace of millions of kernels costs one pass over its few hundred names.
+-- kernel_rules (sql/rules/kernel_rules.csv plus any rules the user added), in this order:
+-- 1. context rules (match cpu_op, collective, annotation): what the kernel was launched for
+--    refines the family its name gives (a generic RCCL kernel launched for an allreduce is an
+--    All-Reduce); only for the kernels of the families they cover;
+-- 2. name rules in rank order: inductor rules read the operations an Inductor kernel's name lists
+--    (triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_0 is an RMSNorm), the others match the name;
+-- 3. the fused-name heuristic (match fusion), then "Other".
+-- Name rules are matched against distinct kernel names, not against every kernel, so classifying
+-- a trace of millions of kernels costs one pass over its few hundred names; context rules read
+-- the context of the few kernels they cover.
 
 -- Kernel rules in the order they are tried: user rules before built-in ones, then by priority.
 -- Columns:
@@ -9,15 +16,23 @@
 --   source    'builtin' or the user's rules file
 --   priority  priority within the source
 --   platform  NVIDIA, AMD or any
---   match     prefix, contains, regex or fusion
+--   match     name rules: prefix, contains, regex, inductor or fusion; context rules: cpu_op,
+--             collective or annotation
 --   pattern   text or RE2 expression as written
 --   needle    lower-cased pattern, for the case-insensitive prefix and contains matches
 --   op        operation family
 --   label     name of the rule
+--   covers    context rules: the family (given by the name rules) they refine, * for any
 CREATE OR REPLACE VIEW _kernel_rules_ordered AS
 SELECT row_number() OVER (ORDER BY source = 'builtin', priority, source, label, pattern) AS rank,
-       source, priority, platform, match, pattern, lower(pattern) AS needle, op, label
+       source, priority, platform, match, pattern, lower(pattern) AS needle, op, label, covers
 FROM kernel_rules;
+
+-- The operations an Inductor kernel's name lists: 'add_mean_mul_pow_rsqrt' of
+-- triton_red_fused_add_mean_mul_pow_rsqrt_0 (Inductor names a pointwise, reduction or persistent
+-- reduction kernel after the aten operations it fuses, sorted); '' for any other name.
+CREATE OR REPLACE MACRO inductor_ops(name) AS
+    regexp_extract(name, '^triton_(?:poi|red|per)_fused_(.+)_[0-9]+$', 1);
 
 -- Operation of each distinct kernel name on each platform: the first rule that matches, else
 -- "Other" labelled with the start of the name (as the seed classifier does). A rule of match
@@ -33,6 +48,8 @@ FROM kernel_rules;
 --   pattern   label of the matching rule, the named operations for a 'fusion' rule, or the first
 --             40 characters of the name for "Other"
 --   source    source of the matching rule (NULL for "Other")
+--   decided_by  inductor (an inductor rule), fusion (the fused-name heuristic), name (another name
+--               rule) or none (no rule matched: Other)
 CREATE OR REPLACE VIEW kernel_name_ops AS
 WITH names AS (
     SELECT DISTINCT coalesce(t.platform, 'unknown') AS platform, coalesce(k.name, '') AS name
@@ -67,6 +84,7 @@ WITH names AS (
              WHEN 'prefix' THEN starts_with(lower(n.name), r.needle)
              WHEN 'contains' THEN contains(lower(n.name), r.needle)
              WHEN 'regex' THEN regexp_matches(n.name, r.pattern)
+             WHEN 'inductor' THEN inductor_ops(n.name) <> '' AND regexp_matches(inductor_ops(n.name), r.pattern)
              WHEN 'fusion' THEN f.parts IS NOT NULL AND contains(lower(n.name), r.needle)
              ELSE false
          END
@@ -75,28 +93,19 @@ WITH names AS (
 SELECT n.platform, n.name,
        coalesce(h.r.op, 'Other') AS op,
        coalesce(CASE WHEN h.r.match = 'fusion' THEN f.parts ELSE h.r.label END, left(n.name, 40)) AS pattern,
-       h.r.source AS source
+       h.r.source AS source,
+       CASE WHEN h.r.match IS NULL THEN 'none' WHEN h.r.match IN ('inductor', 'fusion') THEN h.r.match
+            ELSE 'name' END AS decided_by
 FROM names n LEFT JOIN hits h USING (platform, name) LEFT JOIN fused f USING (platform, name);
-
--- Operation of every GPU kernel, computed from the current rules (kernel_ops holds the stored
--- result; the two agree until the rules change, and tracedb refresh brings them together).
--- Columns:
---   trace_id   trace the kernel belongs to
---   kernel_id  row of kernels
---   op         operation family ("Dense GEMM", "Attention", ...; "Other" when no rule matched)
---   pattern    the rule that matched (its label), for showing which names fell where
-CREATE OR REPLACE VIEW _kernel_ops_live AS
-SELECT k.trace_id, k.kernel_id, o.op, o.pattern
-FROM kernels k
-JOIN traces t USING (trace_id)
-JOIN kernel_name_ops o ON o.platform = coalesce(t.platform, 'unknown') AND o.name = coalesce(k.name, '')
-WHERE _in_scope(k.trace_id);
 
 -- Operation of every GPU kernel (stored in kernel_facts when the trace was loaded or refreshed).
 -- Columns:
---   trace_id   trace the kernel belongs to
---   kernel_id  row of kernels
---   op         operation family ("Dense GEMM", "Attention", ...; "Other" when no rule matched)
---   pattern    the rule that matched (its label), for showing which names fell where
+--   trace_id    trace the kernel belongs to
+--   kernel_id   row of kernels
+--   op          operation family ("Dense GEMM", "Attention", ...; "Other" when no rule matched)
+--   pattern     the rule that matched (its label), for showing which names fell where
+--   decided_by  what decided: cpu_op, collective or annotation (a context rule: what the kernel
+--               was launched for), inductor (the operations an Inductor name lists), name (a name
+--               rule), fusion (the fused-name heuristic), none (no rule matched: Other)
 CREATE OR REPLACE VIEW kernel_ops AS
-SELECT trace_id, kernel_id, op, pattern FROM kernel_facts WHERE _in_scope(trace_id);
+SELECT trace_id, kernel_id, op, pattern, decided_by FROM kernel_facts WHERE _in_scope(trace_id);
