@@ -1,6 +1,6 @@
 """The packaged empty database a new tracedb file starts from, the way PostgreSQL copies template1.
 
-Building a database from sql/ (29 tables, 71 views and macros, 660 column comments, the built-in
+Building a database from sql/ (29 tables, 39 views, 35 macros, 575 column comments, the built-in
 rules) takes DuckDB about a quarter of a second; copying the result takes a few milliseconds. The
 template, sql/new_database.duckdb.gz, is that result, written in STORAGE_VERSION's format. It is
 rebuilt from the SQL files whenever they change:
