@@ -441,3 +441,18 @@ def test_comparison_cli_errors(bert_db):
     ]:
         proc = run_cli(*args, db=bert_db)
         assert proc.returncode == 1 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_fusion_layer_notes_are_one_row_per_note(planted):
+    # the planted pair differs the same way in each of its LAYERS layers: each note is one row
+    # naming every layer, not LAYERS rows of the same sentence
+    from tracedb import reports
+
+    report = reports.get("fusion")
+    sections = reports.run(planted, report, reports.bind(report, {"trace": "nv", "vs": "amd"}))
+    section, columns, body = next(s for s in sections if s[0].name == "layer notes")
+    notes = [dict(zip(columns, row)) for row in body]
+    assert notes and len({(n["fusion_note"], n["op"]) for n in notes}) == len(notes)
+    every = [n for n in notes if n["layers"] == LAYERS]
+    assert every and all(n["which"] == f"0-{LAYERS - 1}" for n in every)
+    assert len(notes) <= 10  # a screenful, whatever the layer count

@@ -44,17 +44,32 @@ SELECT side, trace, platform, device, kernels, gpu_ns, fuses, at_stake_ns
 FROM fusion_summary($trace, $vs, $phase);
 
 -- Section: layer notes
--- Places within a layer where the alignment's counts point to fusion.
+-- Places within a layer where the alignment's counts point to fusion, one row per distinct note
+-- and operation (a note that holds in every layer is one row, not one per layer), the most
+-- widespread first.
 -- Columns:
---   layer        id             0-based layer
---   position     id             0-based place within the layer
---   op           text           operation at that place
---   occurrence   id             0-based occurrence of the operation in the layer
---   a_kernels    count   total  A's kernels there, over every pass
---   b_kernels    count   total  B's kernels there, over every pass
 --   fusion_note  text           what the counts say
-SELECT layer, position, op, occurrence, a_kernels, b_kernels, fusion_note
-FROM alignment_pairs($trace, $vs, $phase)
-WHERE fusion_note IS NOT NULL
-ORDER BY layer, position, op, occurrence
+--   op           text           operation at that place
+--   layers       count          layers where the note holds
+--   which        text           those layers, as ranges (0-31, 40)
+--   a_kernels    count   total  A's kernels there, over every pass and layer
+--   b_kernels    count   total  B's kernels there, over every pass and layer
+WITH notes AS (
+    SELECT fusion_note, op, layer, sum(a_kernels) AS a_kernels, sum(b_kernels) AS b_kernels
+    FROM alignment_pairs($trace, $vs, $phase)
+    WHERE fusion_note IS NOT NULL
+    GROUP BY ALL
+), runs AS (
+    -- consecutive layers of one note form a run (gaps and islands)
+    SELECT fusion_note, op, min(layer) AS lo, max(layer) AS hi
+    FROM (SELECT *, layer - row_number() OVER (PARTITION BY fusion_note, op ORDER BY layer) AS island FROM notes)
+    GROUP BY fusion_note, op, island
+)
+SELECT n.fusion_note, n.op, count(*) AS layers,
+       (SELECT string_agg(CASE WHEN lo = hi THEN lo::VARCHAR ELSE lo || '-' || hi END, ', ' ORDER BY lo)
+        FROM runs r WHERE r.fusion_note = n.fusion_note AND r.op = n.op) AS which,
+       sum(n.a_kernels) AS a_kernels, sum(n.b_kernels) AS b_kernels
+FROM notes n
+GROUP BY n.fusion_note, n.op
+ORDER BY layers DESC, n.op, n.fusion_note
 LIMIT $limit;
