@@ -152,6 +152,20 @@ def test_sequence_detector_finds_a_fused_epilogue(con, tmp_path):
     assert f["at_stake_ns"] == 6 * (20_000 + 5_000 - 22_000)
 
 
+def test_time_at_stake_is_never_negative(con, tmp_path):
+    # B fuses the activation into its GEMM but its fused GEMM is slower than A's GEMM and
+    # activation together: the fusion saves B nothing, and no time is at stake
+    gemm_act = [("nvjet_tst_128x64_64x4_1x1_v_bz_TNT", 20), ("void at::native::silu_kernel<float>", 5),
+                ("void flash::flash_fwd_kernel<traits>", 30)]
+    slow = [("Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT64x64x64", 40), ("kernel_unified_attention_2d", 30)]
+    load(con, build(tmp_path / "a.json", gemm_act, layers=6))
+    load(con, build(tmp_path / "b.json", slow, layers=6, platform="AMD"))
+    f = rows(con, "SELECT * FROM fusion_findings('a', 'b', NULL)")[0]
+    assert (f["unfused_side_ns"], f["fused_side_ns"]) == (6 * 25_000, 6 * 40_000)
+    assert f["at_stake_ns"] == 0
+    assert rows(con, "SELECT at_stake_ns FROM fusion_summary('a', 'b', NULL)") == [{"at_stake_ns": 0}] * 2
+
+
 def test_phase_filter_compares_only_that_phase(con, tmp_path):
     # A's decode steps run a separate activation after each GEMM, its prefill step does not; B
     # never does. The sequence shows in decode (and over all phases), not in prefill.

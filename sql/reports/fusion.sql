@@ -20,7 +20,7 @@
 --   fused_count       count             fused side's kernels of the fused type
 --   unfused_count     count             unfused side's kernels of the sequence
 --   confidence        percent           share of occurrences that follow the pattern
---   at_stake_ns       duration          time the unfused side spends more in the operations involved
+--   at_stake_ns       duration          time the unfused side spends more in the operations involved (0 when it spends less: the fusion saves nothing)
 --   evidence          text      note    the finding in one sentence
 SELECT finding, detector, fused_side, fused_op, left(sample_kernel, 60) AS sample_kernel, unfused_side,
        unfused_sequence, fused_count, unfused_count, 100 * confidence AS confidence, at_stake_ns, evidence

@@ -40,7 +40,8 @@
 --   evidence          the finding in one sentence, with the trace names
 --   fused_side_ns     time the fused side spends in the operations involved
 --   unfused_side_ns   time the unfused side spends in the same operations
---   at_stake_ns       unfused_side_ns - fused_side_ns: what the unfused side spends more there
+--   at_stake_ns       what the unfused side spends more there, unfused_side_ns - fused_side_ns, and 0
+--                     when the fused side spends as much or more (its fusion saves it nothing)
 CREATE OR REPLACE MACRO fusion_findings(trace_a, trace_b, want_phase) AS TABLE
 WITH k AS MATERIALIZED (
     SELECT side, align_op AS op, name, ts_ns, kernel_id, dur_ns, prev_op
@@ -132,7 +133,7 @@ SELECT row_number() OVER (ORDER BY detector_rank, unfused_side_ns - fused_side_n
        coalesce(evidence, unfused_side || ' calls ' || fused_op || ' '
                 || printf('%.1f', (fused_count + pattern_count) / fused_count) || 'x more ('
                 || (fused_count + pattern_count) || ' vs ' || fused_count || '), ' || fused_side || ' likely fuses') AS evidence,
-       fused_side_ns, unfused_side_ns, unfused_side_ns - fused_side_ns AS at_stake_ns
+       fused_side_ns, unfused_side_ns, greatest(unfused_side_ns - fused_side_ns, 0) AS at_stake_ns
 FROM timed
 ORDER BY finding;
 
