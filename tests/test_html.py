@@ -99,6 +99,14 @@ def test_html_page_has_tables_and_charts(db, tmp_path, name):
         assert svg["rects"] == min(n, 40) * len(chart.values) + legend
 
 
+def test_chart_legends_name_the_traces(db, tmp_path):
+    out = tmp_path / "compare.html"
+    run_cli("report", "compare", *RUNS["compare"], "--format", "html", "-o", out, db=db, check=True)
+    svg = out.read_text(encoding="utf-8").split("<svg", 1)[1].split("</svg>", 1)[0]
+    assert f">{PAIR[0]}: total</text>" in svg and f">{PAIR[1]}: total</text>" in svg
+    assert "a_total_ns" not in svg and "b_total_ns" not in svg
+
+
 def test_every_chart_names_columns_of_its_section():
     charted = {n for n, r in reports.available().items() if any(s.charts for s in r.sections)}
     assert charted >= set(RUNS)

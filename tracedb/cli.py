@@ -362,11 +362,12 @@ def run_report(
         reports.check_trace(con, trace)
         reports.check_trace(con, vs)
         labels = reports.trace_labels(con, values) if report.compares else None
+        names = reports.trace_names(con, values) if report.compares else None
         results = [r for r in reports.run(con, report, values) if section in (None, r[0].name)]
     if output is not None:
-        _write_report(output, _db_path(db), lambda: _print_report(report, results, fmt, labels))
+        _write_report(output, _db_path(db), lambda: _print_report(report, results, fmt, labels, names))
     else:
-        _print_report(report, results, fmt, labels)
+        _print_report(report, results, fmt, labels, names)
 
 
 def _write_report(output: Path, database: Path, write) -> None:
@@ -388,11 +389,11 @@ def _write_report(output: Path, database: Path, write) -> None:
     say(f"tracedb: wrote {output}")
 
 
-def _print_report(report, results, fmt: Format, labels) -> None:
+def _print_report(report, results, fmt: Format, labels, names) -> None:
     if fmt is Format.html:
         from . import html
 
-        sys.stdout.write(html.page(report, results, labels))
+        sys.stdout.write(html.page(report, results, labels, names))
         return
     if fmt is Format.json and len(results) > 1:
         typer.echo(to_json({sec.name: records(cols, rows) for sec, cols, rows in results}))

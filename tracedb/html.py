@@ -36,9 +36,20 @@ def _short(text: str, n: int = 40) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+def legend_name(column: str, traces: tuple[str, str] | None) -> str:
+    """What a chart calls a value column: a_total_ns of a comparison is "h100: total" (the trace's
+    name, not its side), and no unit suffix (the values say their unit)."""
+    words = column[:-3] if column.endswith("_ns") else column
+    if traces and words[:2] in ("a_", "b_"):
+        return f"{traces[0] if words[0] == 'a' else traces[1]}: {words[2:].replace('_', ' ')}"
+    return words.replace("_", " ")
+
+
 def bar_chart(title: str, labels: Sequence[str], series: dict[str, Sequence[float | None]],
-              formats: dict[str, str]) -> str:
-    """An SVG horizontal bar chart: one group of bars per label, one bar per series."""
+              formats: dict[str, str], legend: dict[str, str] | None = None) -> str:
+    """An SVG horizontal bar chart: one group of bars per label, one bar per series (named in the
+    legend by legend[series], else by the series itself)."""
+    legend = legend or {}
     labels = list(labels)[:MAX_BARS]
     names = list(series)
     values = {n: [float(v) if v is not None else 0.0 for v in list(series[n])[: len(labels)]] for n in names}
@@ -53,9 +64,9 @@ def bar_chart(title: str, labels: Sequence[str], series: dict[str, Sequence[floa
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">']
     for i, name in enumerate(names if len(names) > 1 else []):
-        x = LABEL_W + i * 160
+        x = LABEL_W + i * 260
         out.append(f'<rect x="{x}" y="4" width="12" height="12" fill="{COLORS[i % len(COLORS)]}"/>'
-                   f'<text x="{x + 16}" y="14">{escape(name)}</text>')
+                   f'<text x="{x + 16}" y="14">{escape(legend.get(name, name))}</text>')
     for row, label in enumerate(labels):
         top = legend_h + row * group_h + BAR_GAP
         out.append(f'<text x="{LABEL_W - 6}" y="{top + group_h / 2 + 4:.1f}" text-anchor="end">'
@@ -70,7 +81,7 @@ def bar_chart(title: str, labels: Sequence[str], series: dict[str, Sequence[floa
                 continue
             text = display(name, v, formats.get(name))
             out.append(f'<rect x="{x0:.1f}" y="{y}" width="{max(x1 - x0, 0.5):.1f}" height="{ROW_H - 4}" '
-                       f'fill="{COLORS[i % len(COLORS)]}"><title>{escape(label)} · {escape(name)}: '
+                       f'fill="{COLORS[i % len(COLORS)]}"><title>{escape(label)} · {escape(legend.get(name, name))}: '
                        f'{escape(text)}</title></rect>'
                        f'<text x="{LABEL_W + PLOT_W + 6}" y="{y + ROW_H - 8}">{escape(text)}</text>')
     out.append(f'<line x1="{zero_x:.1f}" y1="{legend_h}" x2="{zero_x:.1f}" y2="{height - 6}" stroke="#888"/>')
@@ -102,8 +113,10 @@ def _table(columns: Sequence[str], rows: Sequence[Sequence[Any]], formats: dict[
     return "\n".join(out)
 
 
-def page(report, results: list[tuple[Any, list[str], list[tuple]]], labels: tuple[str, str] | None) -> str:
-    """The whole HTML document of a report's sections (results of tracedb.reports.run)."""
+def page(report, results: list[tuple[Any, list[str], list[tuple]]], labels: tuple[str, str] | None,
+         names: tuple[str, str] | None = None) -> str:
+    """The whole HTML document of a report's sections (results of tracedb.reports.run); labels and
+    names: the titles and the names of a comparison's traces A and B."""
     title = report.name + (f" — A: {labels[0]} vs B: {labels[1]}" if labels else "")
     parts = [f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{escape(title)}</title>",
              f"<style>{STYLE}</style></head><body>", f"<h1>{escape(title)}</h1>",
@@ -119,15 +132,15 @@ def page(report, results: list[tuple[Any, list[str], list[tuple]]], labels: tupl
             shown, groups = by_trace(columns, rows)
             for trace, group in groups.items():
                 parts.append(f"<h3>{escape(str(trace))}</h3>")
-                parts += _section_body(section, shown, group)
+                parts += _section_body(section, shown, group, None)
         else:
-            parts += _section_body(section, columns, rows)
+            parts += _section_body(section, columns, rows, names)
     parts.append("</body></html>\n")
     return "\n".join(parts)
 
 
-def _section_body(section, columns: list[str], rows: list[tuple]) -> list[str]:
-    """The charts and the table of one section's rows."""
+def _section_body(section, columns: list[str], rows: list[tuple], traces: tuple[str, str] | None) -> list[str]:
+    """The charts and the table of one section's rows (traces: the names of sides A and B)."""
     formats = {c.name: c.format for c in section.columns.values()}
     parts = []
     for chart in section.charts:
@@ -138,7 +151,7 @@ def _section_body(section, columns: list[str], rows: list[tuple]) -> list[str]:
         series = {v: [r[columns.index(v)] for r in rows] for v in chart.values}
         shown = f" (the first {MAX_BARS} of {len(rows)} rows)" if len(rows) > MAX_BARS else ""
         parts.append(f"<figure><figcaption>{escape(chart.title + shown)}</figcaption>"
-                     f"{bar_chart(chart.title, names, series, formats)}</figure>")
+                     f"{bar_chart(chart.title, names, series, formats, {v: legend_name(v, traces) for v in series})}</figure>")
     totals = [c.name for c in section.columns.values() if c.total]
     notes = [c.name for c in section.columns.values() if c.note]
     parts.append(_table(columns, rows, formats, totals, notes) if rows else "<p>(no rows)</p>")

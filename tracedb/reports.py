@@ -269,6 +269,11 @@ def trace_labels(con: duckdb.DuckDBPyConnection, values: dict[str, Any]) -> tupl
     return con.execute("SELECT trace_label($a), trace_label($b)", {"a": values["trace"], "b": values["vs"]}).fetchone()
 
 
+def trace_names(con: duckdb.DuckDBPyConnection, values: dict[str, Any]) -> tuple[str, str]:
+    """The names of a comparison's traces A and B."""
+    return con.execute("SELECT trace_name($a), trace_name($b)", {"a": values["trace"], "b": values["vs"]}).fetchone()
+
+
 def run(con: duckdb.DuckDBPyConnection, report: Report, values: dict[str, Any]) -> list[tuple[Section, list[str], list[tuple]]]:
     """Run every section of a report; returns each section with its column names and rows."""
     out = []
