@@ -134,14 +134,20 @@ def test_fusion_is_symmetric_in_the_order_of_the_traces(planted):
     assert forward == backward
 
 
-def test_sequence_detector_finds_a_fused_epilogue(con, tmp_path):
-    # A runs every GEMM followed by a separate activation; B's GEMM fuses it (cuBLASLt epilogue).
+def epilogue_pair(con, tmp_path, fused_gemm_us: int) -> list[dict]:
+    """A runs every GEMM (20 µs) followed by a separate activation (5 µs); B's GEMM fuses it
+    (cuBLASLt epilogue) and takes fused_gemm_us. Six layers each; the fusion findings of A vs B."""
     gemm_act = [("nvjet_tst_128x64_64x4_1x1_v_bz_TNT", 20), ("void at::native::silu_kernel<float>", 5),
                 ("void flash::flash_fwd_kernel<traits>", 30)]
-    gemm = [("Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT64x64x64", 22), ("kernel_unified_attention_2d", 30)]
+    gemm = [("Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT64x64x64", fused_gemm_us),
+            ("kernel_unified_attention_2d", 30)]
     load(con, build(tmp_path / "a.json", gemm_act, layers=6))
     load(con, build(tmp_path / "b.json", gemm, layers=6, platform="AMD"))
-    found = rows(con, "SELECT * FROM fusion_findings('a', 'b', NULL)")
+    return rows(con, "SELECT * FROM fusion_findings('a', 'b', NULL)")
+
+
+def test_sequence_detector_finds_a_fused_epilogue(con, tmp_path):
+    found = epilogue_pair(con, tmp_path, fused_gemm_us=22)
     assert len(found) == 1
     f = found[0]
     assert (f["detector"], f["fused_side"], f["fused_op"], f["unfused_side"], f["unfused_sequence"]) == (
@@ -153,14 +159,9 @@ def test_sequence_detector_finds_a_fused_epilogue(con, tmp_path):
 
 
 def test_time_at_stake_is_never_negative(con, tmp_path):
-    # B fuses the activation into its GEMM but its fused GEMM is slower than A's GEMM and
-    # activation together: the fusion saves B nothing, and no time is at stake
-    gemm_act = [("nvjet_tst_128x64_64x4_1x1_v_bz_TNT", 20), ("void at::native::silu_kernel<float>", 5),
-                ("void flash::flash_fwd_kernel<traits>", 30)]
-    slow = [("Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT64x64x64", 40), ("kernel_unified_attention_2d", 30)]
-    load(con, build(tmp_path / "a.json", gemm_act, layers=6))
-    load(con, build(tmp_path / "b.json", slow, layers=6, platform="AMD"))
-    f = rows(con, "SELECT * FROM fusion_findings('a', 'b', NULL)")[0]
+    # B's fused GEMM is slower than A's GEMM and activation together: the fusion saves B nothing,
+    # and no time is at stake
+    f = epilogue_pair(con, tmp_path, fused_gemm_us=40)[0]
     assert (f["unfused_side_ns"], f["fused_side_ns"]) == (6 * 25_000, 6 * 40_000)
     assert f["at_stake_ns"] == 0
     assert rows(con, "SELECT at_stake_ns FROM fusion_summary('a', 'b', NULL)") == [{"at_stake_ns": 0}] * 2
