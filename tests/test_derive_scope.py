@@ -62,3 +62,14 @@ def test_derive_leaves_no_scope_behind(con, two_traces):
     assert con.execute("SELECT getvariable('tracedb_scope')").fetchone()[0] is None
     assert con.execute("SELECT count(*) FROM _kernel_ops_live").fetchone()[0] == everything
     assert everything == con.execute("SELECT count(*) FROM kernels").fetchone()[0]
+
+
+def test_a_failed_derivation_leaves_no_scope_behind(con, two_traces):
+    # a rule inserted by hand with a regex RE2 refuses fails the derivation inside its transaction,
+    # where DuckDB runs no further statement: the rollback must clear the scope
+    everything = con.execute("SELECT count(*) FROM kernel_ops").fetchone()[0]
+    con.execute("INSERT INTO kernel_rules VALUES ('mine', 1, 'any', 'regex', '(unclosed', 'Attention', 'bad', NULL)")
+    with pytest.raises(Exception, match="(?i)regex|regular expression|missing"):
+        facts.refresh(con)
+    assert con.execute("SELECT getvariable('tracedb_scope')").fetchone()[0] is None
+    assert con.execute("SELECT count(*) FROM kernel_ops").fetchone()[0] == everything

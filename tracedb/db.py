@@ -53,6 +53,19 @@ def latest_version() -> int:
     return max(v for v, _ in migrations())
 
 
+# The session variable that scopes the analysis views to the trace being derived (tracedb.facts,
+# the _in_scope macro of sql/views/00_events.sql).
+SCOPE_VARIABLE = "tracedb_scope"
+
+
+def rollback(con: duckdb.DuckDBPyConnection) -> None:
+    """ROLLBACK, and clear the derivation's scope: a derivation that failed could not clear it
+    (DuckDB refuses every statement in an aborted transaction) and a session variable outlives a
+    rollback, so every view read on the connection afterwards would see one trace alone."""
+    con.execute("ROLLBACK")
+    con.execute(f"RESET VARIABLE {SCOPE_VARIABLE}")
+
+
 @contextlib.contextmanager
 def transaction(con: duckdb.DuckDBPyConnection, failure: str):
     """BEGIN ... COMMIT, or ROLLBACK on any error; a DuckDB error becomes one line, '<failure>: <error>'."""
@@ -61,11 +74,11 @@ def transaction(con: duckdb.DuckDBPyConnection, failure: str):
         yield
         con.execute("COMMIT")
     except duckdb.Error as exc:
-        con.execute("ROLLBACK")
+        rollback(con)
         reraise_interrupt(exc)
         raise TracedbError(f"{failure}: {' '.join(str(exc).split())[:300]}") from None
     except BaseException:
-        con.execute("ROLLBACK")
+        rollback(con)
         raise
 
 
@@ -266,7 +279,7 @@ def upgrade(con: duckdb.DuckDBPyConnection, force_views: bool = False) -> None:
             _apply_views(con, wanted)
         con.execute("COMMIT")
     except BaseException:
-        con.execute("ROLLBACK")
+        rollback(con)
         raise
 
 

@@ -22,7 +22,7 @@ def derive(con: duckdb.DuckDBPyConnection, trace_id: int) -> None:
     before = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
     con.execute(f"SET memory_limit = '{DERIVE_MEMORY_LIMIT}'")
     # the views read this trace's rows alone (the _in_scope macro): no other trace is scanned
-    con.execute(f"SET VARIABLE tracedb_scope = {int(trace_id)}")
+    con.execute(f"SET VARIABLE {db.SCOPE_VARIABLE} = {int(trace_id)}")
     try:
         db.run_file(con, "derive/kernel_facts.sql", {"trace_id": trace_id})
         # AIE kernel runs only for an mlir-aie trace: no work for formats the trace is not
@@ -30,10 +30,10 @@ def derive(con: duckdb.DuckDBPyConnection, trace_id: int) -> None:
             db.run_file(con, "derive/aie_kernels.sql", {"trace_id": trace_id})
     finally:
         try:
-            con.execute("RESET VARIABLE tracedb_scope")
+            con.execute(f"RESET VARIABLE {db.SCOPE_VARIABLE}")
             con.execute(f"SET memory_limit = '{before}'")
         except duckdb.TransactionException:
-            pass  # the transaction failed: its own error is the one to report
+            pass  # the transaction failed: its own error is the one to report (db.rollback clears the scope)
 
 
 def derive_all(con: duckdb.DuckDBPyConnection) -> int:
@@ -51,6 +51,6 @@ def refresh(con: duckdb.DuckDBPyConnection) -> int:
         count = derive_all(con)
         con.execute("COMMIT")
     except BaseException:
-        con.execute("ROLLBACK")
+        db.rollback(con)
         raise
     return count

@@ -165,6 +165,6 @@ def remove_source(con: duckdb.DuckDBPyConnection, source: str) -> int:
         facts.derive_all(con)
         con.execute("COMMIT")
     except BaseException:
-        con.execute("ROLLBACK")
+        db.rollback(con)
         raise
     return removed

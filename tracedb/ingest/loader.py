@@ -17,7 +17,7 @@ from pathlib import Path
 
 import duckdb
 
-from .. import __version__, facts
+from .. import __version__, db, facts
 from ..errors import TracedbError
 from ..traces import check_name
 from . import params
@@ -140,7 +140,7 @@ def _load_in_transaction(con: duckdb.DuckDBPyConnection, reader, path: Path, nam
                                          [trace_id]).fetchone()
         con.execute("COMMIT")
     except BaseException:
-        con.execute("ROLLBACK")
+        db.rollback(con)
         raise
     return LoadOutcome(path, name, "replaced" if clash else "loaded", trace_id, result.event_count,
                        rejected, result.complete, result.problem, platform, time.perf_counter() - started, size)
