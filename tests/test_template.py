@@ -68,6 +68,15 @@ def test_the_copy_never_replaces_a_file(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["there.duckdb"]  # no temporary file left
 
 
+def test_a_stale_temporary_file_does_not_stop_the_copy(tmp_path):
+    path = tmp_path / "new.duckdb"
+    (tmp_path / f".new.duckdb.{os.getpid()}.new").write_bytes(b"left by a killed process")
+    assert template.copy_to(path)
+    with db.open_db(path, read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM tracedb_schema").fetchone()[0] == db.latest_version()
+    assert [p.name for p in tmp_path.iterdir()] == ["new.duckdb"]
+
+
 def test_an_unwritable_place_is_left_to_duckdb(tmp_path):
     assert not template.copy_to(tmp_path / "missing" / "x.duckdb")
     assert os.listdir(tmp_path) == []

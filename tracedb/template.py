@@ -37,7 +37,8 @@ def copy_to(path: Path) -> bool:
         return False
     tmp = path.with_name(f".{path.name}.{os.getpid()}.new")
     try:
-        with gzip.open(source, "rb") as f, open(tmp, "xb") as out:
+        # the temporary name is this process's: one left by a killed process of the same id is stale
+        with gzip.open(source, "rb") as f, open(tmp, "wb") as out:
             shutil.copyfileobj(f, out, 1 << 20)
         try:
             os.link(tmp, path)  # atomic, and fails rather than replace a file that appeared
@@ -47,7 +48,7 @@ def copy_to(path: Path) -> bool:
             with open(path, "xb") as out, open(tmp, "rb") as f:
                 shutil.copyfileobj(f, out, 1 << 20)
     except FileExistsError:
-        pass
+        pass  # the fallback found the file another process created first
     except OSError:
         return False
     finally:
