@@ -425,7 +425,8 @@ def _print_section(report, sec, columns, rows, fmt: Format, labels) -> None:
         render(shown, group, fmt, title=f"{title} — {trace_name}", formats=formats, totals=totals, notes=notes)
 
 
-rules_app = typer.Typer(help="Kernel classification rules and annotation patterns: list, add your own, remove.",
+rules_app = typer.Typer(help="Kernel classification rules, annotation patterns and step frame patterns: list, "
+                             "add your own, remove.",
                         no_args_is_help=False, invoke_without_command=True)
 app.add_typer(rules_app, name="rules")
 
@@ -434,12 +435,14 @@ app.add_typer(rules_app, name="rules")
 def rules_list(
     ctx: typer.Context,
     db: DbOption = None,
-    table: Annotated[str, typer.Option(help="kernel_rules or annotation_patterns.")] = "kernel_rules",
+    table: Annotated[str, typer.Option(help="kernel_rules, annotation_patterns or step_frame_patterns.")]
+    = "kernel_rules",
     fmt: FormatOption = Format.table,
 ) -> None:
     """List the rules in the order they are tried (user rules first). A rules file is a CSV with the
-    header of sql/rules/kernel_rules.csv (priority,platform,match,pattern,op,label,covers) or of
-    sql/rules/annotation_patterns.csv."""
+    header of sql/rules/kernel_rules.csv (priority,platform,match,pattern,op,label,covers), of
+    sql/rules/annotation_patterns.csv or of sql/rules/step_frame_patterns.csv
+    (priority,framework,regex,phase)."""
     if ctx.invoked_subcommand:
         return
     view = rules.kind_named(table).ordered
@@ -450,7 +453,8 @@ def rules_list(
 
 @rules_app.command("add")
 def rules_add(
-    file: Annotated[Path, typer.Argument(help="CSV file of rules or annotation patterns.", show_default=False)],
+    file: Annotated[Path, typer.Argument(help="CSV file of kernel rules, annotation patterns or step frame patterns.",
+                                         show_default=False)],
     db: DbOption = None,
 ) -> None:
     """Store your own rules file (replacing an earlier one of the same name) and re-derive every trace."""

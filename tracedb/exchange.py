@@ -2,8 +2,8 @@
 
 `tracedb export DIR` writes every table that holds per-trace rows as Parquet, one directory per
 table and one Hive partition per trace (DIR/<table>/trace=<name>/data.parquet, the name
-percent-encoded), the user's own classification rules (DIR/kernel_rules/, DIR/annotation_patterns/)
-and a manifest (DIR/tracedb-export.json: schema version, tracedb and DuckDB versions, traces,
+percent-encoded), the user's own rules (DIR/kernel_rules/, DIR/annotation_patterns/,
+DIR/step_frame_patterns/) and a manifest (DIR/tracedb-export.json: schema version, tracedb and DuckDB versions, traces,
 tables and their columns). Any Parquet reader takes the files as they are: DuckDB with
 read_parquet('DIR/kernels/*/*.parquet', hive_partitioning = true), pandas, Spark.
 
@@ -34,7 +34,7 @@ from .traces import find as find_trace
 
 MANIFEST = "tracedb-export.json"
 _FOLDER = re.compile(r"^trace=[^/\\]+$")
-RULE_TABLES = ("kernel_rules", "annotation_patterns")
+RULE_TABLES = ("kernel_rules", "annotation_patterns", "step_frame_patterns")
 
 
 def _sql_text(text: str) -> str:

@@ -1,7 +1,8 @@
-"""Reference data of the analysis views: kernel classification rules and annotation patterns.
+"""Reference data of the analysis views: kernel classification rules, annotation patterns and
+step frame patterns.
 
-Both live in tables (kernel_rules, annotation_patterns) so that every DuckDB client classifies
-kernels the same way. The packaged files sql/rules/<table>.csv are loaded as source 'builtin'
+All live in tables (kernel_rules, annotation_patterns, step_frame_patterns) so that every DuckDB
+client classifies kernels and finds steps the same way. The packaged files sql/rules/<table>.csv are loaded as source 'builtin'
 whenever they change; a user's own CSV file (same header) is loaded as a source named after the
 file and is tried before the built-in rows.
 """
@@ -46,6 +47,9 @@ KINDS = (
               "number_group"),
              "rules/load_annotation_patterns.sql", "_annotation_patterns_ordered",
              {"role": ("phase", "step"), "phase": ("prefill", "decode", "mixed", "none", "")}, "regex"),
+    RuleKind("step_frame_patterns", ("priority", "framework", "regex", "phase"),
+             "rules/load_step_frame_patterns.sql", "_step_frame_patterns_ordered",
+             {"phase": ("prefill", "decode", "mixed", "none", "")}, "regex"),
 )
 
 
@@ -109,7 +113,7 @@ def validate(path: Path, kind: RuleKind, rows: list[list[str]]) -> None:
                 if rec[column] not in accepted:
                     shown = ", ".join(a for a in accepted if a)
                     raise TracedbError(f"{path}: line {line}: {column} {rec[column]!r} is not one of {shown}")
-            for column in ("op", "label", "format", "pattern", "regex"):
+            for column in ("op", "label", "format", "framework", "pattern", "regex"):
                 if column in rec and not rec[column].strip():
                     raise TracedbError(f"{path}: line {line}: {column} is empty")
             if kind.table == "kernel_rules":

@@ -16,16 +16,19 @@ WHERE trace_id = $trace_id AND python_stack IS NOT NULL;
 INSERT INTO python_stacks
 SELECT DISTINCT trace_id, stack_id, python_stack, summary FROM _derive_stacks;
 
-INSERT INTO kernel_facts (trace_id, kernel_id, op, pattern, decided_by, phase, iteration, annotation,
-                          launch_id, cpu_op, stack_id)
-SELECT k.trace_id, k.kernel_id, o.op, o.pattern, o.decided_by, p.phase, p.iteration, p.annotation,
-       l.launch_id, l.cpu_op, s.stack_id
+INSERT INTO kernel_facts (trace_id, kernel_id, op, pattern, decided_by, launch_id, cpu_op, stack_id)
+SELECT k.trace_id, k.kernel_id, o.op, o.pattern, o.decided_by, l.launch_id, l.cpu_op, s.stack_id
 FROM kernels k
 JOIN _kernel_ops_live o USING (trace_id, kernel_id)
-JOIN _kernel_phases_live p USING (trace_id, kernel_id)
 JOIN kernel_launches l USING (trace_id, kernel_id)
 LEFT JOIN _derive_stacks s ON s.trace_id = k.trace_id AND s.launch_id = l.launch_id
 WHERE k.trace_id = $trace_id;
+
+-- phases read the operations just stored (a step replayed from a graph is told by its attention)
+UPDATE kernel_facts f
+SET phase = p.phase, iteration = p.iteration, annotation = p.annotation, phase_source = p.phase_source
+FROM _kernel_phases_live p
+WHERE f.trace_id = $trace_id AND p.trace_id = $trace_id AND p.kernel_id = f.kernel_id;
 
 -- layers are cut from the operations and phases just stored
 UPDATE kernel_facts f

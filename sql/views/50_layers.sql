@@ -1,9 +1,9 @@
 -- Layers of one trace: each forward pass split into model layers at layer-marker kernels.
 --
--- A forward pass is a kernel's iteration (kernel_phases: a phase step, else a ProfilerStep), or
--- the whole trace when the trace has no step annotations. Markers are the kernels whose
--- operation marks a layer: Attention for transformers, SSM for state-space models (a hybrid has
--- both). Consecutive marker kernels form one marker group, so an attention that runs as several
+-- A forward pass is a kernel's iteration (kernel_phases: a phase step, else a ProfilerStep, else
+-- a step found from the model's frames), or the whole trace when no kernel of it is in a step.
+-- Markers are the kernels whose operation marks a layer: Attention for transformers, SSM for
+-- state-space models (a hybrid has both). Consecutive marker kernels form one marker group, so an attention that runs as several
 -- kernels (QKV + reduce, split-KV + combine) counts once; a pass with L marker groups has L layers.
 --
 -- Where a layer starts: the kernels that lead to the first marker (norm, QKV GEMM, rotary, cache
@@ -36,7 +36,7 @@ GROUP BY t.trace_id;
 -- Columns:
 --   trace_id      trace
 --   kernel_id     row of kernels
---   forward_pass  iteration of the kernel, 0 for a trace without step annotations, NULL outside
+--   forward_pass  iteration of the kernel, 0 for a trace without steps, NULL outside
 --   seq           1, 2, ... in start order within the pass
 --   op            operation family
 --   is_marker     true for a layer-marker kernel
@@ -44,8 +44,8 @@ GROUP BY t.trace_id;
 --   correlation   correlation id of the kernel
 --   name          kernel name
 CREATE OR REPLACE VIEW _pass_kernels AS
-WITH annotated AS (
-    SELECT DISTINCT trace_id FROM step_annotations
+WITH stepped AS (
+    SELECT DISTINCT trace_id FROM kernel_phases WHERE iteration IS NOT NULL
 ), passes AS (
     SELECT k.trace_id, k.kernel_id, k.correlation, k.name, k.ts_ns, o.op,
            CASE WHEN a.trace_id IS NULL THEN 0 ELSE p.iteration END AS forward_pass,
@@ -53,7 +53,7 @@ WITH annotated AS (
     FROM kernels k
     JOIN kernel_ops o USING (trace_id, kernel_id)
     JOIN kernel_phases p USING (trace_id, kernel_id)
-    LEFT JOIN annotated a USING (trace_id)
+    LEFT JOIN stepped a USING (trace_id)
     WHERE _in_scope(k.trace_id)
 ), seqd AS (
     SELECT *, row_number() OVER (PARTITION BY trace_id, forward_pass ORDER BY ts_ns, kernel_id) AS seq
