@@ -331,6 +331,8 @@ def run_report(
     rules_file: RulesOption = None,
     show_sql: Annotated[bool, typer.Option("--show-sql", help="Print the report's SQL and the parameter "
                                                               "values instead of running it.")] = False,
+    wide: Annotated[bool, typer.Option("--wide", help="Every column in a table or markdown (csv, json and html "
+                                                      "always have them all).")] = False,
     output: Annotated[Optional[Path], typer.Option(
         "--output", "-o", help="Write to this file instead of standard output (e.g. with --format html: one "
                                "self-contained page with the tables and their charts).", show_default=False)] = None,
@@ -339,7 +341,8 @@ def run_report(
 ) -> None:
     """Run a report: a table per trace with a totals row, or for a comparison (--trace A --vs B)
     its tables titled with both traces (csv/json: plain rows; html: a self-contained page with
-    the report's charts as inline SVG)."""
+    the report's charts as inline SVG). A terminal table shows the first rows of a long result
+    and says how many more there are (--limit N shows N, --format csv all)."""
     report = reports.get(name)
     given = reports.parse_params(param)
     named = {"trace": trace, "vs": vs, "phase": phase, "limit": limit, "forward_passes": forward_passes,
@@ -365,9 +368,10 @@ def run_report(
         names = reports.trace_names(con, values) if report.compares else None
         results = [r for r in reports.run(con, report, values) if section in (None, r[0].name)]
     if output is not None:
-        _write_report(output, _db_path(db), lambda: _print_report(report, results, fmt, labels, names))
+        _write_report(output, _db_path(db), lambda: _print_report(report, results, fmt, labels, names, wide,
+                                                                  bounded=False))
     else:
-        _print_report(report, results, fmt, labels, names)
+        _print_report(report, results, fmt, labels, names, wide, bounded=limit is None)
 
 
 def _write_report(output: Path, database: Path, write) -> None:
@@ -389,7 +393,7 @@ def _write_report(output: Path, database: Path, write) -> None:
     say(f"tracedb: wrote {output}")
 
 
-def _print_report(report, results, fmt: Format, labels, names) -> None:
+def _print_report(report, results, fmt: Format, labels, names, wide: bool = False, bounded: bool = False) -> None:
     if fmt is Format.html:
         from . import html
 
@@ -401,28 +405,44 @@ def _print_report(report, results, fmt: Format, labels, names) -> None:
     for n, (sec, columns, rows) in enumerate(results):
         if fmt is Format.csv and n:
             typer.echo("")
-        _print_section(report, sec, columns, rows, fmt, labels)
+        _print_section(report, sec, columns, rows, fmt, labels, wide, bounded and fmt is Format.table)
 
 
-def _print_section(report, sec, columns, rows, fmt: Format, labels) -> None:
+# Rows of one table a terminal shows when no --limit is given; the rest are counted, not printed
+# (printing 100,000 rows would take longer than the query that found them).
+TERMINAL_ROWS = 40
+
+
+def _print_section(report, sec, columns, rows, fmt: Format, labels, wide: bool, bounded: bool) -> None:
     title = report.name if sec.name == "main" else f"{report.name} · {sec.name}"
     formats = {c.name: c.format for c in sec.columns.values()}
     totals = [c.name for c in sec.columns.values() if c.total]
     notes = [c.name for c in sec.columns.values() if c.note]
     if fmt is not Format.json:  # nested values belong to JSON output only
-        nested = {c.name for c in sec.columns.values() if c.json_only}
-        keep = [i for i, c in enumerate(columns) if c not in nested]
+        hidden = {c.name for c in sec.columns.values()
+                  if c.json_only or (c.wide and not wide and fmt in (Format.table, Format.markdown))}
+        keep = [i for i, c in enumerate(columns) if c not in hidden]
         columns, rows = [columns[i] for i in keep], [tuple(r[i] for i in keep) for r in rows]
     if labels:
         title += f" — A: {labels[0]}  vs  B: {labels[1]}"
     if fmt in (Format.csv, Format.json) or labels or "trace" not in columns or not rows:
         if not labels:
             title += f": {sec.summary}"
-        render(columns, rows, fmt, title=title, formats=formats, totals=totals, notes=notes)
+        _render_bounded(columns, rows, fmt, title, formats, totals, notes, bounded)
         return
     shown, groups = by_trace(columns, rows)
     for trace_name, group in groups.items():
-        render(shown, group, fmt, title=f"{title} — {trace_name}", formats=formats, totals=totals, notes=notes)
+        _render_bounded(shown, group, fmt, f"{title} — {trace_name}", formats, totals, notes, bounded)
+
+
+def _render_bounded(columns, rows, fmt: Format, title, formats, totals, notes, bounded: bool) -> None:
+    if not bounded or len(rows) <= TERMINAL_ROWS:
+        render(columns, rows, fmt, title=title, formats=formats, totals=totals, notes=notes)
+        return
+    render(columns, rows[:TERMINAL_ROWS], fmt, title=title, formats=formats, totals=totals, notes=notes,
+           total_rows=rows, total_label=f"total of {len(rows):,}")
+    typer.echo(f"  {len(rows) - TERMINAL_ROWS:,} more rows not shown: --limit N shows N, "
+               "--format csv or json all of them\n")
 
 
 rules_app = typer.Typer(help="Kernel classification rules, annotation patterns and step frame patterns: list, "

@@ -1,7 +1,9 @@
 """Printing result rows as a rich table, CSV, JSON or Markdown.
 
 Formatting follows column names, not display strings: *_ns columns are durations, *_bytes sizes,
-*_pct percentages. Machine formats (csv, json) keep raw values; table and markdown humanise.
+*_pct percentages. Machine formats (csv, json) keep raw values; table and markdown humanise, and
+say each column's unit once, in its header (`a_total ms` over `68.78`). Kernel names (format
+`kernel`) are demangled, and shortened in a table; csv and json keep them as the trace wrote them.
 Output to a pipe or file carries no ANSI codes.
 """
 
@@ -12,6 +14,7 @@ import datetime as dt
 import decimal
 import enum
 import json
+import os
 import sys
 from typing import Any, Sequence
 
@@ -19,6 +22,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from . import names
 from .errors import TracedbError
 
 
@@ -47,10 +51,19 @@ def human_bytes(n: float) -> str:
     return f"{value:,.1f} TiB"
 
 
+KERNEL_WIDTH = 48  # characters of a kernel name in a table
+
+# units of a column in a table: (suffix of the header, scale), largest first
+DURATION_UNITS = (("s", 1e9), ("ms", 1e6), ("µs", 1e3), ("ns", 1))
+BYTE_UNITS = (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10), ("B", 1))
+
+
 def display(column: str, value: Any, fmt: str | None = None) -> str:
     """Human text of one value: by the column's declared format, else by its name suffix."""
     if value is None:
         return ""
+    if fmt == "kernel" and isinstance(value, str):
+        return "; ".join(names.demangle(part) for part in value.split("; "))
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, (int, float, decimal.Decimal)):
@@ -79,6 +92,37 @@ def display(column: str, value: Any, fmt: str | None = None) -> str:
     if isinstance(value, dict):
         return ", ".join(f"{k} {display(k, v)}" for k, v in value.items())
     return str(value)
+
+
+def column_unit(column: str, values: Sequence[Any], fmt: str | None) -> tuple[str, str, float] | None:
+    """For a table: the header that names a numeric column's unit, the unit and its scale (the
+    largest value's), or None for a column whose cells keep their own text."""
+    fmt = fmt or _format_by_name(column)
+    numbers = [abs(float(v)) for v in values if _is_number(v)]
+    if fmt == "percent":
+        return column.removesuffix("_pct") + " %", "%", 1.0
+    if fmt not in ("duration", "bytes"):
+        return None
+    units = DURATION_UNITS if fmt == "duration" else BYTE_UNITS
+    top = max(numbers, default=0)
+    unit, scale = next(((u, sc) for u, sc in units if top >= sc), units[-1])
+    base = column.removesuffix("_ns") if fmt == "duration" else column.removesuffix("_bytes")
+    return f"{base} {unit}", unit, scale
+
+
+def in_unit(value: Any, unit: str, scale: float) -> str:
+    """A value in its column's unit: percentages to one decimal, the smallest units whole, the
+    others to two decimals."""
+    if not _is_number(value):
+        return display("", value)
+    scaled = float(value) / scale
+    if unit == "%":
+        return f"{scaled:,.1f}"
+    if scale == 1:
+        return f"{scaled:,.0f}"
+    if scaled != 0 and abs(scaled) < 0.005:
+        return "<0.01" if scaled > 0 else ">-0.01"
+    return f"{scaled:,.2f}"
 
 
 def _format_by_name(column: str) -> str:
@@ -118,10 +162,12 @@ def _is_number(value: Any) -> bool:
 
 def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: Format | str = Format.table,
            *, title: str | None = None, out=None, formats: dict[str, str] | None = None,
-           totals: Sequence[str] = (), notes: Sequence[str] = ()) -> None:
+           totals: Sequence[str] = (), notes: Sequence[str] = (), total_rows: Sequence[Sequence[Any]] | None = None,
+           total_label: str = "total") -> None:
     """Print rows. formats maps columns to display formats (see display); totals names the
-    columns summed in a totals row; notes names sentence columns printed under the table, each
-    beside its row's first cell (table and markdown only: machine formats keep raw rows)."""
+    columns summed in a totals row (over total_rows when given: the rows a bounded view left out
+    count too); notes names sentence columns printed under the table, each beside its row's first
+    cell (table and markdown only: machine formats keep raw rows)."""
     out = out or sys.stdout
     fmt = Format(fmt)
     if fmt is Format.html:
@@ -132,7 +178,9 @@ def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: Format | 
         lines = [f"{display(columns[0], row[0], formats.get(columns[0]))}. {row[i]}"
                  for row in rows for i, c in enumerate(columns) if c in notes and row[i] is not None]
         render([columns[i] for i in keep], [[row[i] for i in keep] for row in rows], fmt, title=title, out=out,
-               formats=formats, totals=totals)
+               formats=formats, totals=totals,
+               total_rows=None if total_rows is None else [[row[i] for i in keep] for row in total_rows],
+               total_label=total_label)
         for line in lines:
             out.write(("- " if fmt is Format.markdown else "  ") + line + "\n")
         if lines:
@@ -147,32 +195,70 @@ def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: Format | 
         for row in rows:
             writer.writerow(["" if v is None else v for v in row])
         return
-    total_row = column_totals(columns, rows, totals) if totals and rows else None
-    cells = [[display(c, v, formats.get(c)) for c, v in zip(columns, row)] for row in rows]
-    total_cells = ([display(c, v, formats.get(c)) if v is not None else "" for c, v in zip(columns, total_row)]
-                   if total_row else None)
+    total_row = column_totals(columns, total_rows if total_rows is not None else rows, totals) \
+        if totals and rows else None
+    units = {i: column_unit(c, [r[i] for r in rows], formats.get(c)) for i, c in enumerate(columns)}
+    headers = [units[i][0] if units[i] else c for i, c in enumerate(columns)]
+
+    def cell(i: int, value: Any) -> str:
+        if units[i] and value is not None:
+            return in_unit(value, units[i][1], units[i][2])
+        text = display(columns[i], value, formats.get(columns[i]))
+        if formats.get(columns[i]) == "kernel" and fmt is Format.table and value is not None:
+            return names.short_list(str(value), kernel_width)
+        return text
+
+    kernel_width = KERNEL_WIDTH
+    fits = True  # False: the other columns alone overflow the console (--wide), so they wrap
+    if fmt is Format.table:
+        kernel_width, fits = _kernel_budget(columns, headers, rows, formats, cell, total_row,
+                                            _width(out) or Console(file=out).width)
+    cells = [[cell(i, v) for i, v in enumerate(row)] for row in rows]
+    total_cells = [cell(i, v) if v is not None else "" for i, v in enumerate(total_row)] if total_row else None
     if total_cells:
-        total_cells[0] = total_cells[0] or "total"
+        total_cells[0] = total_cells[0] or total_label
     numeric = [any(_is_number(r[i]) for r in rows) for i in range(len(columns))]
     if fmt is Format.markdown:
         if title:
             out.write(f"**{title}**\n\n")
-        out.write("| " + " | ".join(columns) + " |\n")
+        out.write("| " + " | ".join(headers) + " |\n")
         out.write("|" + "|".join("---:" if numeric[i] else "---" for i in range(len(columns))) + "|\n")
         for row in cells + ([[f"**{c}**" if c else "" for c in total_cells]] if total_cells else []):
             out.write("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in row) + " |\n")
         out.write("\n")  # a table ends at a blank line: the next title must not join it
         return
     console = Console(file=out, soft_wrap=False, width=_width(out))
-    table = Table(title=title, box=box.SIMPLE_HEAVY, show_lines=False, show_footer=bool(total_cells))
-    for i, (name, is_num) in enumerate(zip(columns, numeric)):
-        table.add_column(name, justify="right" if is_num else "left", overflow="fold",
+    if title:  # above the table, not in it: a narrow table must not fold its title into lines
+        console.print(title, highlight=False, markup=False)
+    table = Table(box=box.SIMPLE_HEAVY, show_lines=False, show_footer=bool(total_cells))
+    one_line = fits and any(formats.get(c) == "kernel" for c in columns)
+    for i, (name, is_num) in enumerate(zip(headers, numeric)):
+        # beside kernel names (cut to fit, whole in csv and json) every row stays one line
+        kernel = formats.get(columns[i]) == "kernel"
+        table.add_column(name, justify="right" if is_num else "left", overflow="ellipsis" if kernel else "fold",
+                         no_wrap=one_line, max_width=kernel_width if kernel else None,
                          footer=total_cells[i] if total_cells else "")
     for row in cells:
         table.add_row(*row)
     console.print(table)
     if not rows:
         console.print("(no rows)")
+
+
+def _kernel_budget(columns, headers, rows, formats, cell, totals, width: int) -> int:
+    """Characters each kernel-name column gets so that a row fits the console's width (what the
+    other columns leave, shared: at least 16, at most KERNEL_WIDTH), and whether it fits at all."""
+    kernel_columns = [i for i, c in enumerate(columns) if formats.get(c) == "kernel"]
+    if not kernel_columns:
+        return KERNEL_WIDTH, True
+    used = 0
+    for i, header in enumerate(headers):
+        if i in kernel_columns:
+            continue
+        cells = [cell(i, r[i]) for r in rows[:200]] + ([cell(i, totals[i])] if totals and totals[i] is not None else [])
+        used += max([len(header)] + [len(c) for c in cells]) + 3  # padding and the gap between columns
+    share = (width - used - 3 * len(kernel_columns) - 2) // len(kernel_columns)
+    return max(16, min(KERNEL_WIDTH, share)), share >= 16
 
 
 def by_trace(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> tuple[list[str], dict[Any, list[tuple]]]:
@@ -194,6 +280,9 @@ def column_totals(columns: Sequence[str], rows: Sequence[Sequence[Any]], totals:
 
 
 def _width(out) -> int | None:
-    # A pipe gets wide, unwrapped lines; a terminal gets its own width.
-    return None if getattr(out, "isatty", lambda: False)() else 200
+    # A terminal gets its own width; a pipe the width $COLUMNS says, else wide unwrapped lines.
+    if getattr(out, "isatty", lambda: False)():
+        return None
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() and int(columns) >= 40 else 200
 

@@ -12,9 +12,11 @@ A report is one SELECT preceded by a header that documents it:
     --   total_ns  duration  total  GPU time of the kernels
 
 Parameters are bound as DuckDB prepared-statement parameters ($trace, $limit), never pasted into
-the SQL. Column formats: text, count, duration (ns), percent, ratio, bytes, id; `total` marks the
+the SQL. Column formats: text, kernel (kernel names: demangled, and shortened in a terminal
+table), count, duration (ns), percent, ratio, bytes, id. Flags after the format: `total` marks the
 columns summed in the totals row, `note` a sentence printed under the table rather than in it,
-`json` a nested value (a list of structs) shown in JSON output only.
+`json` a nested value (a list of structs) shown in JSON output only, `wide` a column a terminal
+table or markdown shows only with --wide (csv, json and html always have it).
 
 A header may declare bar charts for HTML output, `Chart: op+phase -> a_total_ns,b_total_ns  Title`:
 one bar group per row, labelled by the columns before the arrow, one bar per column after it.
@@ -41,7 +43,8 @@ import duckdb
 from . import db, sqlfiles, traces
 from .errors import TracedbError, reraise_interrupt
 
-FORMATS = ("text", "count", "duration", "percent", "ratio", "bytes", "id")
+FORMATS = ("text", "kernel", "count", "duration", "percent", "ratio", "bytes", "id")
+FLAGS = ("total", "note", "json", "wide")
 PHASES = ("prefill", "decode", "mixed", "none")
 
 
@@ -53,6 +56,7 @@ class Column:
     doc: str
     note: bool = False  # a sentence: printed under a table, beside the row's first cell
     json_only: bool = False  # a nested value: JSON output only
+    wide: bool = False  # shown in a table or markdown only when asked for (--wide)
 
 
 @dataclass
@@ -210,12 +214,14 @@ def _parse_header(path: Path, report: Report, section: Section, header: list[tup
                     raise ValueError("expected 'name = default  description'")
                 report.params[m.group(1)] = Param(m.group(1), _literal(m.group(2)), m.group(3))
             else:
-                m = re.match(r"^(\w+)\s+(\w+)(?:\s+(total|note|json)\b)?\s*(.*)$", stripped)
+                m = re.match(r"^(\w+)\s+(\w+)((?:\s+(?:total|note|json|wide)\b)*)\s*(.*)$", stripped)
                 if not m or m.group(2) not in FORMATS:
-                    raise ValueError("expected 'column format [total|note|json] description', "
+                    raise ValueError(f"expected 'column format [{'|'.join(FLAGS)} ...] description', "
                                      f"format one of {', '.join(FORMATS)}")
-                section.columns[m.group(1)] = Column(m.group(1), m.group(2), m.group(3) == "total", m.group(4),
-                                                     note=m.group(3) == "note", json_only=m.group(3) == "json")
+                flags = m.group(3).split()
+                section.columns[m.group(1)] = Column(m.group(1), m.group(2), "total" in flags, m.group(4),
+                                                     note="note" in flags, json_only="json" in flags,
+                                                     wide="wide" in flags)
         except ValueError as exc:
             raise TracedbError(f"{path}: line {number}: {exc}") from None
     return " ".join(summary)

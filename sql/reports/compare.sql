@@ -13,17 +13,17 @@
 --   op             text             operation family
 --   a_kernels      count     total  kernels in A
 --   b_kernels      count     total  kernels in B
---   a_avg_ns       duration         mean kernel duration in A
---   b_avg_ns       duration         mean kernel duration in B
---   ratio          ratio            a_avg_ns / b_avg_ns (above 1: A's kernels are slower one for one)
 --   a_total_ns     duration  total  total kernel time in A
 --   b_total_ns     duration  total  total kernel time in B
 --   gap_ns         duration  total  a_total_ns - b_total_ns
---   a_cpu_op       text             cpu_op issuing most of A's kernels of the operation
---   b_cpu_op       text             cpu_op issuing most of B's kernels of the operation
---   a_top_kernels  text             A's three kernel names with the most time, with their share
---   b_top_kernels  text             B's three kernel names with the most time, with their share
-SELECT status, op, a_kernels, b_kernels, a_avg_ns, b_avg_ns, ratio, a_total_ns, b_total_ns, gap_ns,
+--   ratio          ratio            a_avg_ns / b_avg_ns (above 1: A's kernels are slower one for one)
+--   a_avg_ns       duration  wide   mean kernel duration in A
+--   b_avg_ns       duration  wide   mean kernel duration in B
+--   a_cpu_op       text      wide   cpu_op issuing most of A's kernels of the operation
+--   b_cpu_op       text      wide   cpu_op issuing most of B's kernels of the operation
+--   a_top_kernels  kernel    wide   A's three kernel names with the most time, with their share
+--   b_top_kernels  kernel    wide   B's three kernel names with the most time, with their share
+SELECT status, op, a_kernels, b_kernels, a_total_ns, b_total_ns, gap_ns, ratio, a_avg_ns, b_avg_ns,
        a_cpu_op, b_cpu_op, a_top_kernels, b_top_kernels
 FROM compare_ops($trace, $vs, $phase)
 ORDER BY list_position(['A slower', 'A faster', 'within 10%', 'only A', 'only B'], status), abs(gap_ns) DESC, op

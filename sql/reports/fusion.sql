@@ -14,7 +14,7 @@
 --   detector          text              explicit, sequence or count
 --   fused_side        text              trace that fuses (runs fewer kernels)
 --   fused_op          text              the fused kernel type there
---   sample_kernel     text              its most frequent kernel of that type
+--   sample_kernel     kernel    wide    its most frequent kernel of that type
 --   unfused_side      text              trace that runs the parts separately
 --   unfused_sequence  text              what it runs instead
 --   fused_count       count             fused side's kernels of the fused type
@@ -22,7 +22,7 @@
 --   confidence        percent           share of occurrences that follow the pattern
 --   at_stake_ns       duration          time the unfused side spends more in the operations involved (0 when it spends less: the fusion saves nothing)
 --   evidence          text      note    the finding in one sentence
-SELECT finding, detector, fused_side, fused_op, left(sample_kernel, 60) AS sample_kernel, unfused_side,
+SELECT finding, detector, fused_side, fused_op, sample_kernel, unfused_side,
        unfused_sequence, fused_count, unfused_count, 100 * confidence AS confidence, at_stake_ns, evidence
 FROM fusion_findings($trace, $vs, $phase)
 ORDER BY finding

@@ -7,11 +7,11 @@
 --   limit = 25     rows per trace, largest total first
 -- Columns:
 --   trace      text            trace name
---   kernel     text            kernel name
+--   kernel     kernel          kernel name
 --   op         text            operation family
---   pattern    text            the classification rule that matched
+--   pattern    text      wide  the classification rule that matched
 --   phase      text            prefill, decode, mixed or none
---   cpu_op     text            the cpu_op issuing it most often (NULL on graph replays)
+--   cpu_op     text      wide  the cpu_op issuing it most often (NULL on graph replays)
 --   kernels    count     total  times it ran
 --   total_ns   duration  total  sum of its durations
 --   avg_ns     duration         mean duration

@@ -14,7 +14,7 @@
 --   total_ns     duration  total  sum of their durations
 --   avg_ns       duration         mean duration
 --   share_pct    percent   total  share of the trace's GPU kernel time (within the phase filter)
---   top_kernels  text             the three kernel names with the most time, with their share of the row
+--   top_kernels  kernel           the three kernel names with the most time, with their share of the row
 WITH k AS (
     SELECT trace_id, trace, op, phase, name, dur_ns
     FROM selected_kernels($trace, $phase)
@@ -27,7 +27,7 @@ WITH k AS (
 )
 SELECT r.trace, r.op, r.phase, r.kernels, r.total_ns, r.avg_ns,
        100.0 * r.total_ns / sum(r.total_ns) OVER (PARTITION BY r.trace_id) AS share_pct,
-       (SELECT string_agg(left(n.name, 60) || ' (' || printf('%.0f', 100.0 * n.name_ns / r.total_ns) || '%)', '; '
+       (SELECT string_agg(n.name || ' (' || printf('%.0f', 100.0 * n.name_ns / r.total_ns) || '%)', '; '
                           ORDER BY n.name_ns DESC)
         FROM (SELECT * FROM by_name n WHERE n.trace_id = r.trace_id AND n.op = r.op AND n.phase = r.phase
               ORDER BY n.name_ns DESC LIMIT 3) n) AS top_kernels

@@ -7,18 +7,18 @@
 --   phase = NULL   only kernels of this phase: prefill, decode, mixed or none (NULL: all)
 --   limit = NULL   rows of the kernels table (NULL: all)
 -- Columns:
---   kernel      text             kernel name
+--   kernel      kernel           kernel name
 --   op          text             operation family
 --   a_kernels   count     total  times A runs it
 --   b_kernels   count     total  times B runs it
---   a_avg_ns    duration         mean duration in A
---   b_avg_ns    duration         mean duration in B
+--   a_avg_ns    duration  wide   mean duration in A
+--   b_avg_ns    duration  wide   mean duration in B
 --   ratio       ratio            a_avg_ns / b_avg_ns
 --   a_total_ns  duration  total  total duration in A
 --   b_total_ns  duration  total  total duration in B
 --   gap_ns      duration  total  a_total_ns - b_total_ns
 --   faster      text             A, B or equal (by mean duration)
-SELECT left(kernel, 80) AS kernel, op, a_kernels, b_kernels, a_avg_ns, b_avg_ns, ratio, a_total_ns, b_total_ns,
+SELECT kernel, op, a_kernels, b_kernels, a_avg_ns, b_avg_ns, ratio, a_total_ns, b_total_ns,
        gap_ns, faster
 FROM same_kernels($trace, $vs, $phase)
 ORDER BY abs(gap_ns) DESC, kernel

@@ -33,7 +33,7 @@ WITH k AS MATERIALIZED (
     GROUP BY side, op
 ), tops AS (
     SELECT side, op,
-           string_agg(left(name, 60) || ' (' || printf('%.0f', 100.0 * ns / nullif(op_ns, 0)) || '%)', '; '
+           string_agg(name || ' (' || printf('%.0f', 100.0 * ns / nullif(op_ns, 0)) || '%)', '; '
                       ORDER BY ns DESC, name) FILTER (rk <= 3) AS top_kernels
     FROM (SELECT side, op, name, sum(dur_ns) AS ns,
                  sum(sum(dur_ns)) OVER (PARTITION BY side, op) AS op_ns,

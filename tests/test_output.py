@@ -1,0 +1,113 @@
+"""What a person reads: kernel names demangled and shortened, units said once, comparison reports
+that fit 120 columns, and long results bounded in a terminal (whole in csv and json)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from conftest import FIXTURES, database_of, run_cli
+from tracedb import names, render
+
+MANGLED = "_ZN4vllm18act_and_mul_kernelIN3c108BFloat16EXadL_ZNS_11silu_kernelIS2_EET_RKS4_EELb1EEEvPS4_PS5_i"
+
+
+def test_an_itanium_name_is_demangled_by_the_cxx_runtime():
+    assert names.demangle(MANGLED) == ("void vllm::act_and_mul_kernel<c10::BFloat16, &(c10::BFloat16 "
+                                       "vllm::silu_kernel<c10::BFloat16>(c10::BFloat16 const&)), true>"
+                                       "(c10::BFloat16*, c10::BFloat16 const*, int)")
+    # names that are not mangled, and mangled-looking names that are not valid, stay as written
+    for name in ("nvjet_tst_128x64_64x4_1x2_h_bz_TNT", "triton_poi_fused_mul_silu_1", "_Zfoo", "_ZQQ"):
+        assert names.demangle(name) == name
+
+
+@pytest.mark.parametrize("name, short", [
+    (MANGLED, "vllm::act_and_mul_kernel<BFloat16, &silu_kernel…"),
+    # CUPTI writes names demangled already: the same shortening makes both vendors read alike
+    ("void vllm::act_and_mul_kernel<c10::BFloat16, &(c10::BFloat16 vllm::silu_kernel<c10::BFloat16>"
+     "(c10::BFloat16 const&)), true>(c10::BFloat16*, c10::BFloat16 const*, int)",
+     "vllm::act_and_mul_kernel<BFloat16, &silu_kernel…"),
+    ("void at::native::(anonymous namespace)::cunn_SoftMaxForward<8, c10::BFloat16, float, c10::BFloat16, "
+     "at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(c10::BFloat16*, c10::BFloat16 const*, int)",
+     "at::native::cunn_SoftMaxForward<8, BFloat16, fl…"),
+    ("void at::native::reduce_kernel<128, 4, at::native::ReduceOp<c10::BFloat16, at::native::MeanOps<float, "
+     "float, float, float>, unsigned int, c10::BFloat16, 4> >(at::native::ReduceOp<c10::BFloat16, "
+     "at::native::MeanOps<float, float, float, float>, unsigned int, c10::BFloat16, 4>)",
+     "at::native::reduce_kernel<128, 4, ReduceOp<…> >"),
+    ("nvjet_tst_128x64_64x4_1x2_h_bz_TNT", "nvjet_tst_128x64_64x4_1x2_h_bz_TNT"),
+])
+def test_a_kernel_name_is_shortened_to_what_tells_it_apart(name, short):
+    assert names.short(name) == short
+    assert len(names.short(name)) <= 48
+    assert names.short(name, 20) == short[:19] + "…" if len(short) > 20 else short
+
+
+def test_a_table_says_each_unit_once_and_keeps_machine_formats_raw():
+    columns = ["op", "kernel", "a_total_ns", "share_pct", "gap_ns"]
+    rows = [("Dense GEMM", MANGLED, 68_780_000, 61.25, -26_920_000), ("Softmax", "softmax_warp", 2_500, 0.5, 1_000)]
+    formats = {"kernel": "kernel"}
+    out = io.StringIO()
+    render.render(columns, rows, "table", formats=formats, totals=["a_total_ns"], out=out)
+    text = out.getvalue()
+    assert "a_total ms" in text and "share %" in text and "gap ms" in text
+    assert "68.78" in text and "-26.92" in text and "<0.01" in text and "61.2" in text
+    assert " ms " not in text.replace("a_total ms", "").replace("gap ms", "")  # cells carry no unit
+    assert "vllm::act_and_mul_kernel<BFloat16, &silu_kernel" in text and MANGLED not in text
+    out = io.StringIO()
+    render.render(columns, rows, "csv", formats=formats, out=out)
+    assert list(csv.reader(io.StringIO(out.getvalue())))[1] == ["Dense GEMM", MANGLED, "68780000", "61.25", "-26920000"]
+    out = io.StringIO()
+    render.render(columns, rows, "json", formats=formats, out=out)
+    assert json.loads(out.getvalue())[0]["kernel"] == MANGLED
+
+
+@pytest.fixture(scope="module")
+def vendor_pairs(tmp_path_factory):
+    """The real BERT pair (NVIDIA, AMD) and the real vLLM / SGLang decode traces (AMD names, some
+    mangled), in one database."""
+    return database_of(tmp_path_factory, "pairs", [FIXTURES / "kineto" / f"{n}.json.gz" for n in (
+        "h100_bert-small", "mi300_bert-small", "mi300_vllm_decode_hipgraph", "mi300x_sglang_qwen3-8b_decode")])
+
+
+PAIRS = [("h100_bert-small", "mi300_bert-small"), ("mi300_vllm_decode_hipgraph", "mi300x_sglang_qwen3-8b_decode")]
+
+
+@pytest.mark.parametrize("report", ["compare", "alignment", "fusion", "same-kernels"])
+@pytest.mark.parametrize("a, b", PAIRS)
+def test_every_comparison_report_fits_120_columns(vendor_pairs, report, a, b):
+    proc = run_cli("report", report, "--trace", a, "--vs", b, db=vendor_pairs, env={"COLUMNS": "120"}, check=True)
+    too_wide = [line for line in proc.stdout.splitlines() if len(line.rstrip()) > 120]
+    assert not too_wide, too_wide[:3]
+
+
+def test_wide_shows_the_columns_a_terminal_leaves_out(vendor_pairs):
+    a, b = PAIRS[1]
+    narrow = run_cli("report", "compare", "--trace", a, "--vs", b, db=vendor_pairs, env={"COLUMNS": "120"}, check=True)
+    wide = run_cli("report", "compare", "--wide", "--trace", a, "--vs", b, db=vendor_pairs,
+                   env={"COLUMNS": "250"}, check=True)
+    for column in ("a_top_kernels", "b_cpu_op", "a_avg µs"):
+        assert column not in narrow.stdout and column in wide.stdout
+    csv_out = run_cli("report", "compare", "--trace", a, "--vs", b, "--format", "csv", db=vendor_pairs, check=True)
+    header = csv_out.stdout.splitlines()[0].split(",")
+    assert {"a_top_kernels", "b_cpu_op", "a_avg_ns"} <= set(header)
+
+
+def test_a_long_result_is_bounded_in_a_terminal_and_whole_in_csv(vendor_pairs):
+    a, b = PAIRS[1]
+    table = run_cli("report", "alignment", "--section", "pairs", "--trace", a, "--vs", b, db=vendor_pairs,
+                    env={"COLUMNS": "120"}, check=True).stdout
+    rows = list(csv.DictReader(io.StringIO(run_cli("report", "alignment", "--section", "pairs", "--trace", a,
+                                                   "--vs", b, "--format", "csv", db=vendor_pairs,
+                                                   check=True).stdout)))
+    assert len(rows) > 100
+    assert f"{len(rows) - 40:,} more rows not shown" in table
+    assert f"total of {len(rows):,}" in table
+    # largest total gap first, in every format
+    gaps = [abs(float(r["a_total_ns"] or 0) - float(r["b_total_ns"] or 0)) for r in rows]
+    assert gaps == sorted(gaps, reverse=True)
+    limited = run_cli("report", "alignment", "--section", "pairs", "--limit", "5", "--trace", a, "--vs", b,
+                      db=vendor_pairs, env={"COLUMNS": "120"}, check=True).stdout
+    assert "more rows not shown" not in limited
