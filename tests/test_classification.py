@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import CORPUS, load, write_trace
+from conftest import CORPUS, FIXTURES, load, write_trace
 from test_analysis import GPU, TraceBuilder
 
 GENERIC = "ncclDevKernel_Generic_2(ncclDevKernelArgsStorage<4096ul>)"  # RCCL's one kernel for every collective
@@ -139,3 +139,33 @@ def test_rccl_generic_kernels_of_a_real_ddp_trace(con):
     assert all(op == named[annotation] for op, annotation in decided)  # the device's own annotation agrees
     assert sorted(op for op, _ in decided) == ["All-Reduce"] * 6 + ["Broadcast"] * 6
     assert [(op, by, a) for op, by, a in rows if by == "name"] == [("Communication", "name", None)] * 5
+
+
+# The cross-vendor pairs: one model, one input, on an NVIDIA H100 and an AMD MI300X.
+PAIRS = [(FIXTURES / "kineto" / "h100_bert-small.json.gz", FIXTURES / "kineto" / "mi300_bert-small.json.gz"),
+         (CORPUS / "h100_falconsai-vit.json.gz", CORPUS / "mi300_falconsai-vit.json.gz"),
+         (CORPUS / "h100_timesformer.json.gz", CORPUS / "mi300_timesformer.json.gz")]
+
+
+@pytest.mark.parametrize("a, b", PAIRS, ids=["bert-small", "falconsai-vit", "timesformer"])
+def test_one_operation_one_name_on_both_vendors(con, a, b):
+    if not (a.exists() and b.exists()):
+        pytest.skip("the real corpus is not beside this checkout")
+    ta, tb = load(con, a).trace_id, load(con, b).trace_id
+    rows = con.execute("SELECT op, a_kernels, b_kernels, a_total_ns, b_total_ns FROM compare_ops(?, ?, NULL)",
+                       [f"#{ta}", f"#{tb}"]).fetchall()
+    a_total, b_total = sum(r[3] for r in rows), sum(r[4] for r in rows)
+    # nothing runs on one side only: every operation of either side has at least 1 % of its time
+    # matched by the same operation on the other (these models run the same PyTorch ops on both)
+    one_sided = [(op, na, nb) for op, na, nb, ta_ns, tb_ns in rows
+                 if (na == 0 and tb_ns > 0.01 * b_total) or (nb == 0 and ta_ns > 0.01 * a_total)]
+    assert one_sided == []
+    # the same operation runs as many kernels on both sides, but for the convolution: cuDNN runs a
+    # timesformer / ViT patch embedding as 3 layout transposes and the convolution kernel, MIOpen
+    # adds a SubTensorOpWithScalar1d, all launched by the one aten convolution on each side
+    unequal = {op: (na, nb) for op, na, nb, _, _ in rows if na != nb}
+    assert set(unequal) <= {"Convolution"}, unequal
+    if unequal:
+        calls = con.execute("SELECT trace_id, count(DISTINCT cpu_op_id) FROM kernel_launches "
+                            "WHERE cpu_op LIKE 'aten::%convolution' GROUP BY ALL ORDER BY 1").fetchall()
+        assert calls == [(ta, 1), (tb, 1)] and unequal["Convolution"] == (4, 5)

@@ -14,7 +14,7 @@ import typer
 
 from . import __version__, facts, reports, rules, traces
 from .db import STORAGE_VERSION, default_path, open_db
-from .errors import TracedbError, is_interrupt, reraise_interrupt
+from .errors import Interrupted, TracedbError, is_interrupt, reraise_interrupt
 from .render import Format, by_trace, records, render, to_json
 
 # The modules behind one command are imported by that command (a tiny load pays for nothing else).
@@ -89,6 +89,8 @@ def load(
     con = open_db(_db_path(db), memory_limit=LOAD_MEMORY_LIMIT, wait=wait, storage=storage_version)
     outcomes = []
     failures = 0
+    # trace ids are never reused: whatever this load commits gets a larger id than any there now
+    first_new_id = con.execute("SELECT coalesce(max(trace_id), 0) + 1 FROM traces").fetchone()[0]
     try:
         if rules_file:
             _add_rules(con, rules_file)
@@ -116,20 +118,45 @@ def load(
             for outcome in loaded:
                 outcomes.append(outcome)
                 _report_outcome(outcome)
+        if outcomes:
+            columns = ["name", "status", "trace_id", "platform", "events", "rejected", "complete", "seconds",
+                       "events_per_s"]
+            rows = [[o.name, o.status, o.trace_id, o.platform, o.events, o.rejected, o.complete,
+                     round(o.seconds, 2), int(o.events / o.seconds) if o.seconds else None] for o in outcomes]
+            render(columns, rows, fmt, title="Loaded")
+    except BaseException as exc:
+        if is_interrupt(exc):
+            _raise_if_committed(_loaded_since(con, first_new_id))
+        raise
     finally:
-        con.close()
-    if outcomes:
-        columns = ["name", "status", "trace_id", "platform", "events", "rejected", "complete", "seconds",
-                   "events_per_s"]
-        rows = [[o.name, o.status, o.trace_id, o.platform, o.events, o.rejected, o.complete,
-                 round(o.seconds, 2), int(o.events / o.seconds) if o.seconds else None] for o in outcomes]
-        render(columns, rows, fmt, title="Loaded")
+        try:
+            con.close()
+        except BaseException as exc:  # closing checkpoints the file: a signal can land there too
+            if is_interrupt(exc):
+                _raise_if_committed([o.name for o in outcomes if o.status in ("loaded", "replaced")])
+            raise
     if failures:
         raise typer.Exit(1)
 
 
 # What the progress display says of each stage of a load (tracedb.ingest.loader).
 _STAGES = {"read": "reading", "type": "typing events", "derive": "deriving facts"}
+
+
+def _raise_if_committed(names: list[str]) -> None:
+    """After Ctrl-C: when traces were committed before it, say which (else the caller's interrupt
+    says the database is unchanged)."""
+    if names:
+        raise Interrupted(f"interrupted; loaded: {', '.join(names)} (a file in progress was not loaded)") from None
+
+
+def _loaded_since(con, first_id: int) -> list[str]:
+    """Names of the traces committed with an id from first_id on (after an interrupt)."""
+    try:
+        return [r[0] for r in con.execute("SELECT name FROM traces WHERE trace_id >= ? ORDER BY trace_id",
+                                          [first_id]).fetchall()]
+    except duckdb.Error:
+        return []
 
 
 def _load_with_progress(con, path: Path, name, replace, meta, kind=None):
@@ -525,6 +552,9 @@ def main() -> None:
     except TracedbError as exc:
         say(f"tracedb: error: {exc}")
         sys.exit(1)
+    except Interrupted as exc:
+        say(f"tracedb: {exc}")
+        sys.exit(INTERRUPTED)
     except (KeyboardInterrupt, duckdb.InterruptException, RuntimeError) as exc:
         if not is_interrupt(exc):
             raise

@@ -17,6 +17,11 @@ class BadTraceFile(TracedbError):
         self.problem = problem
 
 
+class Interrupted(Exception):
+    """Ctrl-C after some of a command's work was committed: the message says what is in the
+    database (the CLI prints it and exits 130)."""
+
+
 def is_interrupt(exc: BaseException) -> bool:
     """Ctrl-C, as Python or DuckDB reports it: DuckDB takes the signal during a query and raises
     InterruptException (a duckdb.Error) or a RuntimeError "Query interrupted"."""

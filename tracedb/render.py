@@ -197,6 +197,8 @@ def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: Format | 
         return
     total_row = column_totals(columns, total_rows if total_rows is not None else rows, totals) \
         if totals and rows else None
+    if total_row and all(v is None for v in total_row):
+        total_row = None  # the summed columns are not shown
     units = {i: column_unit(c, [r[i] for r in rows], formats.get(c)) for i, c in enumerate(columns)}
     headers = [units[i][0] if units[i] else c for i, c in enumerate(columns)]
 

@@ -60,7 +60,7 @@ ORDER BY list_position(['A slower', 'A faster', 'similar', 'only A', 'only B'], 
 --   a_total_ns   duration  total wide  total duration in A
 --   b_total_ns   duration  total wide  total duration in B
 --   same_kernel  text      wide    yes when both sides run the same kernel
---   fusion_note  text              what the counts say about fusion
+--   fusion_note  text      wide    what the counts say about fusion
 SELECT layer, position, op, occurrence, detail, a_kernel, b_kernel,
        a_kernels, b_kernels, a_avg_ns, b_avg_ns, ratio, gap_ns, a_total_ns, b_total_ns, same_kernel, fusion_note
 FROM alignment_pairs($trace, $vs, $phase)

@@ -12,17 +12,18 @@
 -- Columns:
 --   finding           id                1, 2, ... in the order the detectors report
 --   detector          text              explicit, sequence or count
---   fused_side        text              trace that fuses (runs fewer kernels)
+--   fused_side        text              A or B: the trace that fuses (runs fewer kernels)
 --   fused_op          text              the fused kernel type there
 --   sample_kernel     kernel    wide    its most frequent kernel of that type
---   unfused_side      text              trace that runs the parts separately
+--   unfused_side      text              A or B: the trace that runs the parts separately
 --   unfused_sequence  text              what it runs instead
---   fused_count       count             fused side's kernels of the fused type
---   unfused_count     count             unfused side's kernels of the sequence
---   confidence        percent           share of occurrences that follow the pattern
+--   fused_count       count  wide       fused side's kernels of the fused type
+--   unfused_count     count  wide       unfused side's kernels of the sequence
+--   confidence        percent  wide     share of occurrences that follow the pattern
 --   at_stake_ns       duration          time the unfused side spends more in the operations involved (0 when it spends less: the fusion saves nothing)
 --   evidence          text      note    the finding in one sentence
-SELECT finding, detector, fused_side, fused_op, sample_kernel, unfused_side,
+SELECT finding, detector, CASE fused_side WHEN trace_name($trace) THEN 'A' ELSE 'B' END AS fused_side, fused_op,
+       sample_kernel, CASE unfused_side WHEN trace_name($trace) THEN 'A' ELSE 'B' END AS unfused_side,
        unfused_sequence, fused_count, unfused_count, 100 * confidence AS confidence, at_stake_ns, evidence
 FROM fusion_findings($trace, $vs, $phase)
 ORDER BY finding
@@ -48,27 +49,35 @@ FROM fusion_summary($trace, $vs, $phase);
 -- and operation (a note that holds in every layer is one row, not one per layer), the most
 -- widespread first.
 -- Columns:
---   fusion_note  text           what the counts say
---   op           text           operation at that place
---   layers       count          layers where the note holds
---   which        text           those layers, as ranges (0-31, 40)
---   a_kernels    count   total  A's kernels there, over every pass and layer
---   b_kernels    count   total  B's kernels there, over every pass and layer
+--   side         text                 A or B: the side that runs the kernel
+--   what         text                 fuses it (a fused operation the other lacks), runs it (the other has none there: it may fuse it), or runs it more (1.5x or more: the other fuses)
+--   op           text                 operation at that place
+--   kernel       kernel               that side's kernel
+--   layers       count                layers where the note holds
+--   which        text                 those layers, as ranges (0-31, 40)
+--   a_kernels    count   total wide   A's kernels there, over every pass and layer
+--   b_kernels    count   total wide   B's kernels there, over every pass and layer
+--   fusion_note  text           wide  the note as a sentence, with the trace names
 WITH notes AS (
-    SELECT fusion_note, op, layer, sum(a_kernels) AS a_kernels, sum(b_kernels) AS b_kernels
+    SELECT fusion_note, op, layer, sum(a_kernels) AS a_kernels, sum(b_kernels) AS b_kernels,
+           CASE WHEN sum(a_kernels) > sum(b_kernels) THEN 'A' ELSE 'B' END AS side,
+           CASE WHEN sum(a_kernels) > sum(b_kernels) THEN first(a_kernel) ELSE first(b_kernel) END AS kernel,
+           CASE WHEN least(sum(a_kernels), sum(b_kernels)) > 0 THEN 'runs it more, the other fuses'
+                WHEN contains(op, '+') THEN 'fuses it'
+                ELSE 'runs it, the other may fuse it' END AS what
     FROM alignment_pairs($trace, $vs, $phase)
     WHERE fusion_note IS NOT NULL
-    GROUP BY ALL
+    GROUP BY fusion_note, op, layer
 ), runs AS (
     -- consecutive layers of one note form a run (gaps and islands)
     SELECT fusion_note, op, min(layer) AS lo, max(layer) AS hi
     FROM (SELECT *, layer - row_number() OVER (PARTITION BY fusion_note, op ORDER BY layer) AS island FROM notes)
     GROUP BY fusion_note, op, island
 )
-SELECT n.fusion_note, n.op, count(*) AS layers,
+SELECT first(n.side) AS side, first(n.what) AS what, n.op, first(n.kernel) AS kernel, count(*) AS layers,
        (SELECT string_agg(CASE WHEN lo = hi THEN lo::VARCHAR ELSE lo || '-' || hi END, ', ' ORDER BY lo)
         FROM runs r WHERE r.fusion_note = n.fusion_note AND r.op = n.op) AS which,
-       sum(n.a_kernels) AS a_kernels, sum(n.b_kernels) AS b_kernels
+       sum(n.a_kernels) AS a_kernels, sum(n.b_kernels) AS b_kernels, n.fusion_note
 FROM notes n
 GROUP BY n.fusion_note, n.op
 ORDER BY layers DESC, n.op, n.fusion_note
