@@ -1,3 +1,15 @@
-"""tracedb: a SQL database for accelerator profiler traces."""
+"""tracedb: a SQL database for accelerator profiler traces.
+
+    import tracedb
+    db = tracedb.connect("runs.duckdb")        # read-only unless read_only=False
+    db.report("compare", trace="h100", vs="mi300").df()
+
+See tracedb.api for the whole API.
+"""
 
 __version__ = "0.1.0"
+
+from .api import Database, ReportResult, Result, connect, reports_available  # noqa: E402
+from .errors import TracedbError  # noqa: E402
+
+__all__ = ["connect", "Database", "Result", "ReportResult", "reports_available", "TracedbError", "__version__"]

@@ -12,10 +12,10 @@ from typing import Annotated, List, Optional
 import duckdb
 import typer
 
-from . import __version__, facts, reports, rules, traces
+from . import __version__, api, facts, reports, rules, traces
 from .db import STORAGE_VERSION, default_path, open_db
 from .errors import Interrupted, TracedbError, is_interrupt, reraise_interrupt
-from .render import Format, by_trace, records, render, to_json
+from .render import Format, by_trace, render, to_json
 
 # The modules behind one command are imported by that command (a tiny load pays for nothing else).
 
@@ -377,28 +377,20 @@ def run_report(
     clash = [k for k in given if k in named]
     if clash:
         raise TracedbError(f"--param {clash[0]}=...: use {_flag(clash[0])} instead")
-    values = reports.bind(report, {**named, **given})
-    if section is not None and section not in [s.name for s in report.sections]:
-        raise TracedbError(f"report {report.name} has no section {section!r} "
-                           f"(sections: {', '.join(s.name for s in report.sections)})")
     if show_sql:
+        values = reports.bind(report, {**named, **given})
         typer.echo("\n\n".join(s.sql.rstrip() for s in report.sections if section in (None, s.name)))
         typer.echo("-- parameters: " + ", ".join(f"${k} = {v!r}" for k, v in values.items()))
         return
     if rules_file:
         with open_db(_db_path(db), create=False) as con:
             _add_rules(con, rules_file)
-    with open_db(_db_path(db), read_only=True) as con:
-        reports.check_trace(con, trace)
-        reports.check_trace(con, vs)
-        labels = reports.trace_labels(con, values) if report.compares else None
-        names = reports.trace_names(con, values) if report.compares else None
-        results = [r for r in reports.run(con, report, values) if section in (None, r[0].name)]
+    with api.connect(_db_path(db)) as database:
+        result = database.report(name, section=section, **named, **given)
     if output is not None:
-        _write_report(output, _db_path(db), lambda: _print_report(report, results, fmt, labels, names, wide,
-                                                                  bounded=False))
+        _write_report(output, _db_path(db), lambda: _print_report(result, fmt, wide, bounded=False))
     else:
-        _print_report(report, results, fmt, labels, names, wide, bounded=limit is None)
+        _print_report(result, fmt, wide, bounded=limit is None)
 
 
 def _write_report(output: Path, database: Path, write) -> None:
@@ -420,19 +412,17 @@ def _write_report(output: Path, database: Path, write) -> None:
     say(f"tracedb: wrote {output}")
 
 
-def _print_report(report, results, fmt: Format, labels, names, wide: bool = False, bounded: bool = False) -> None:
+def _print_report(result: "api.ReportResult", fmt: Format, wide: bool = False, bounded: bool = False) -> None:
     if fmt is Format.html:
-        from . import html
-
-        sys.stdout.write(html.page(report, results, labels, names))
+        sys.stdout.write(result.to_html())
         return
-    if fmt is Format.json and len(results) > 1:
-        typer.echo(to_json({sec.name: records(cols, rows) for sec, cols, rows in results}))
+    if fmt is Format.json and len(result.sections) > 1:
+        typer.echo(to_json({name: r.records() for name, r in result.sections.items()}))
         return
-    for n, (sec, columns, rows) in enumerate(results):
+    for n, r in enumerate(result.sections.values()):
         if fmt is Format.csv and n:
             typer.echo("")
-        _print_section(report, sec, columns, rows, fmt, labels, wide, bounded and fmt is Format.table)
+        _print_section(r.shown(fmt, wide), fmt, bounded and fmt is Format.table, by_side=result.labels is None)
 
 
 # Rows of one table a terminal shows when no --limit is given; the rest are counted, not printed
@@ -440,26 +430,14 @@ def _print_report(report, results, fmt: Format, labels, names, wide: bool = Fals
 TERMINAL_ROWS = 40
 
 
-def _print_section(report, sec, columns, rows, fmt: Format, labels, wide: bool, bounded: bool) -> None:
-    title = report.name if sec.name == "main" else f"{report.name} · {sec.name}"
-    formats = {c.name: c.format for c in sec.columns.values()}
-    totals = [c.name for c in sec.columns.values() if c.total]
-    notes = [c.name for c in sec.columns.values() if c.note]
-    if fmt is not Format.json:  # nested values belong to JSON output only
-        hidden = {c.name for c in sec.columns.values()
-                  if c.json_only or (c.wide and not wide and fmt in (Format.table, Format.markdown))}
-        keep = [i for i, c in enumerate(columns) if c not in hidden]
-        columns, rows = [columns[i] for i in keep], [tuple(r[i] for i in keep) for r in rows]
-    if labels:
-        title += f" — A: {labels[0]}  vs  B: {labels[1]}"
-    if fmt in (Format.csv, Format.json) or labels or "trace" not in columns or not rows:
-        if not labels:
-            title += f": {sec.summary}"
-        _render_bounded(columns, rows, fmt, title, formats, totals, notes, bounded)
+def _print_section(r: "api.Result", fmt: Format, bounded: bool, by_side: bool) -> None:
+    if fmt in (Format.csv, Format.json) or not by_side or "trace" not in r.columns or not r.rows:
+        _render_bounded(r.columns, r.rows, fmt, r.title, r.formats, r.totals, r.notes, bounded)
         return
-    shown, groups = by_trace(columns, rows)
+    shown, groups = by_trace(r.columns, r.rows)
+    title = r.title.split(": ", 1)[0]  # the report and section; the trace replaces the summary
     for trace_name, group in groups.items():
-        _render_bounded(shown, group, fmt, f"{title} — {trace_name}", formats, totals, notes, bounded)
+        _render_bounded(shown, group, fmt, f"{title} — {trace_name}", r.formats, r.totals, r.notes, bounded)
 
 
 def _render_bounded(columns, rows, fmt: Format, title, formats, totals, notes, bounded: bool) -> None:

@@ -113,13 +113,28 @@ def _table(columns: Sequence[str], rows: Sequence[Sequence[Any]], formats: dict[
     return "\n".join(out)
 
 
+def table(columns: Sequence[str], rows: Sequence[Sequence[Any]], formats: dict[str, str] | None = None,
+          totals: Sequence[str] = (), notes: Sequence[str] = (), title: str | None = None) -> str:
+    """One table as an HTML fragment (a query result in a notebook)."""
+    heading = f"<p><b>{escape(title)}</b></p>" if title else ""
+    return heading + (_table(columns, rows, formats or {}, totals, notes) if rows else "<p>(no rows)</p>")
+
+
 def page(report, results: list[tuple[Any, list[str], list[tuple]]], labels: tuple[str, str] | None,
          names: tuple[str, str] | None = None) -> str:
     """The whole HTML document of a report's sections (results of tracedb.reports.run); labels and
     names: the titles and the names of a comparison's traces A and B."""
     title = report.name + (f" — A: {labels[0]} vs B: {labels[1]}" if labels else "")
-    parts = [f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{escape(title)}</title>",
-             f"<style>{STYLE}</style></head><body>", f"<h1>{escape(title)}</h1>",
+    return "\n".join([f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{escape(title)}</title>",
+                      f"<style>{STYLE}</style></head><body>", fragment(report, results, labels, names),
+                      "</body></html>\n"])
+
+
+def fragment(report, results: list[tuple[Any, list[str], list[tuple]]], labels: tuple[str, str] | None,
+             names: tuple[str, str] | None = None) -> str:
+    """A report's title, tables and charts without the document around them (a notebook cell)."""
+    title = report.name + (f" — A: {labels[0]} vs B: {labels[1]}" if labels else "")
+    parts = [f"<h1>{escape(title)}</h1>",
              f'<p class="meta">{escape(report.summary)}<br>tracedb report, '
              f'{dt.datetime.now().strftime("%Y-%m-%d %H:%M")}</p>']
     for section, columns, rows in results:
@@ -135,7 +150,6 @@ def page(report, results: list[tuple[Any, list[str], list[tuple]]], labels: tupl
                 parts += _section_body(section, shown, group, None)
         else:
             parts += _section_body(section, columns, rows, names)
-    parts.append("</body></html>\n")
     return "\n".join(parts)
 
 

@@ -282,7 +282,10 @@ def column_totals(columns: Sequence[str], rows: Sequence[Sequence[Any]], totals:
 
 
 def _width(out) -> int | None:
-    # A terminal gets its own width; a pipe the width $COLUMNS says, else wide unwrapped lines.
+    # A terminal gets its own width; a pipe the width $COLUMNS says, else wide unwrapped lines
+    # (an output that states its own width, as the Python API's text buffers may, gets that).
+    if getattr(out, "width", None):
+        return out.width
     if getattr(out, "isatty", lambda: False)():
         return None
     columns = os.environ.get("COLUMNS", "")

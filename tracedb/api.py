@@ -1,0 +1,323 @@
+"""The Python API: what the command line does, as calls that return results a notebook can show.
+
+    import tracedb
+    with tracedb.connect("runs.duckdb", read_only=False) as db:
+        db.load("h100.json.gz", name="h100")
+        r = db.report("compare", trace="h100", vs="mi300", phase="decode")
+        r.df()                      # the main table as a pandas DataFrame
+        r.sections["summary"].arrow()
+        db.sql("SELECT op, count(*) FROM kernel_ops GROUP BY op").rows
+
+A Result is one table: its columns, rows and the display format of each column; it prints as the
+terminal table, renders as HTML in Jupyter, and converts to Arrow (always there), pandas or polars
+(when installed). A ReportResult holds a report's sections; in Jupyter it is the HTML report with
+its charts.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+import duckdb
+
+from . import db as dbmod
+from . import reports as reportmod
+from . import traces as tracemod
+from .errors import TracedbError
+from .render import Format, render
+
+
+@dataclass
+class Result:
+    """Rows of one table, with what the renderers need to show them."""
+
+    columns: list[str]
+    rows: list[tuple]
+    formats: dict[str, str] = field(default_factory=dict)
+    totals: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    title: str | None = None
+    wide: list[str] = field(default_factory=list)  # shown in a table or markdown only when asked for
+    json_only: list[str] = field(default_factory=list)  # nested values: JSON only
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def records(self) -> list[dict[str, Any]]:
+        """The rows as dicts keyed by column."""
+        return [dict(zip(self.columns, row)) for row in self.rows]
+
+    def arrow(self):
+        """The rows as a pyarrow Table."""
+        import pyarrow as pa
+
+        return pa.table({c: [row[i] for row in self.rows] for i, c in enumerate(self.columns)})
+
+    def df(self):
+        """The rows as a pandas DataFrame (pip install pandas)."""
+        try:
+            import pandas
+        except ImportError:
+            raise TracedbError("Result.df() needs pandas: pip install pandas (or use .arrow() / .records())") from None
+        del pandas  # pyarrow converts; the import only checks it is there
+        return self.arrow().to_pandas()
+
+    def pl(self):
+        """The rows as a polars DataFrame (pip install polars)."""
+        try:
+            import polars
+        except ImportError:
+            raise TracedbError("Result.pl() needs polars: pip install polars (or use .arrow() / .records())") from None
+        return polars.from_arrow(self.arrow())
+
+    def shown(self, fmt: Format | str = Format.table, wide: bool = False) -> "Result":
+        """The columns a format shows: a table or markdown leaves out the wide ones unless asked,
+        every format but json the nested ones."""
+        fmt = Format(fmt)
+        hidden = set() if fmt is Format.json else set(self.json_only)
+        if fmt in (Format.table, Format.markdown) and not wide:
+            hidden |= set(self.wide)
+        keep = [i for i, c in enumerate(self.columns) if c not in hidden]
+        if len(keep) == len(self.columns):
+            return self
+        return Result([self.columns[i] for i in keep], [tuple(r[i] for i in keep) for r in self.rows],
+                      self.formats, self.totals, self.notes, self.title)
+
+    def text(self, fmt: Format | str = Format.table, width: int | None = None, wide: bool = False) -> str:
+        """The table as the command line prints it (table, csv, json or markdown)."""
+        out = _Text(width)
+        r = self.shown(fmt, wide)
+        render(r.columns, r.rows, fmt, title=r.title, out=out, formats=r.formats, totals=r.totals, notes=r.notes)
+        return out.getvalue()
+
+    def to_markdown(self) -> str:
+        return self.text(Format.markdown)
+
+    def to_csv(self) -> str:
+        return self.text(Format.csv)
+
+    def to_html(self) -> str:
+        from . import html
+
+        return html.table(self.columns, self.rows, self.formats, self.totals, self.notes, self.title)
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+@dataclass
+class ReportResult:
+    """A report's sections (the first is "main"), run with bound parameters."""
+
+    report: reportmod.Report
+    sections: dict[str, Result]
+    params: dict[str, Any]
+    labels: tuple[str, str] | None = None  # a comparison's traces: name, platform, device
+    names: tuple[str, str] | None = None  # a comparison's trace names
+
+    @property
+    def main(self) -> Result:
+        return next(iter(self.sections.values()))
+
+    def __getitem__(self, section: str) -> Result:
+        try:
+            return self.sections[section]
+        except KeyError:
+            raise TracedbError(f"report {self.report.name} has no section {section!r} "
+                               f"(sections: {', '.join(self.sections)})") from None
+
+    def df(self, section: str | None = None):
+        """A section (default: the main one) as a pandas DataFrame."""
+        return (self[section] if section else self.main).df()
+
+    def arrow(self, section: str | None = None):
+        return (self[section] if section else self.main).arrow()
+
+    @property
+    def rows(self) -> list[tuple]:
+        return self.main.rows
+
+    def to_html(self) -> str:
+        """The whole report as one self-contained page (tables and SVG charts)."""
+        from . import html
+
+        return html.page(self.report, self._triples(), self.labels, self.names)
+
+    def _repr_html_(self) -> str:
+        from . import html
+
+        return html.fragment(self.report, self._triples(), self.labels, self.names)
+
+    def to_markdown(self) -> str:
+        return "".join(r.to_markdown() for r in self.sections.values())
+
+    def _triples(self) -> list[tuple[reportmod.Section, list[str], list[tuple]]]:
+        by_name = {s.name: s for s in self.report.sections}
+        return [(by_name[name], r.columns, r.rows) for name, r in self.sections.items()]
+
+    def __str__(self) -> str:
+        return "".join(r.text() for r in self.sections.values())
+
+
+class _Text(io.StringIO):
+    """A text buffer the table renderer treats as a terminal of a given width."""
+
+    def __init__(self, width: int | None):
+        super().__init__()
+        self.width = width
+
+
+def section_result(report: reportmod.Report, section: reportmod.Section, columns: list[str], rows: list[tuple],
+                   labels: tuple[str, str] | None) -> Result:
+    """A report section's rows as a Result, titled as the command line titles it."""
+    title = report.name if section.name == "main" else f"{report.name} · {section.name}"
+    title += f" — A: {labels[0]}  vs  B: {labels[1]}" if labels else f": {section.summary}"
+    cols = section.columns
+    return Result(columns, rows, formats={c.name: c.format for c in cols.values()},
+                  totals=[c.name for c in cols.values() if c.total],
+                  notes=[c.name for c in cols.values() if c.note], title=title,
+                  wide=[c.name for c in cols.values() if c.wide],
+                  json_only=[c.name for c in cols.values() if c.json_only])
+
+
+class Rules:
+    """The database's rules: list them, add your own file, remove a source."""
+
+    def __init__(self, database: "Database"):
+        self._db = database
+
+    def list(self, table: str = "kernel_rules") -> Result:
+        from . import rules
+
+        view = rules.kind_named(table).ordered
+        return self._db._query(f"SELECT * FROM {view} ORDER BY rank", title=table)
+
+    def add(self, path: str | Path) -> tuple[str, str, int]:
+        """Store a rules CSV as its own source and re-derive every trace; (table, source, rows)."""
+        from . import rules
+
+        return rules.add_file(self._db._writable("add rules"), Path(path))
+
+    def remove(self, source: str) -> int:
+        from . import rules
+
+        return rules.remove_source(self._db._writable("remove rules"), source)
+
+
+class Database:
+    """A tracedb file, open read-only unless asked otherwise (tracedb.connect)."""
+
+    def __init__(self, path: str | Path | None = None, *, read_only: bool = True, wait: float = 0.0,
+                 memory_limit: str | None = None):
+        self.path = Path(path or dbmod.default_path())
+        self.read_only = read_only
+        self.con: duckdb.DuckDBPyConnection = dbmod.open_db(self.path, read_only=read_only, wait=wait,
+                                                             memory_limit=memory_limit)
+        self.rules = Rules(self)
+
+    # -- lifetime
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> "Database":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _writable(self, what: str) -> duckdb.DuckDBPyConnection:
+        if self.read_only:
+            raise TracedbError(f"{self.path}: open read-only; to {what}, connect with "
+                               f"tracedb.connect({str(self.path)!r}, read_only=False)")
+        return self.con
+
+    def _query(self, sql: str, params: Sequence[Any] | dict | None = None, title: str | None = None) -> Result:
+        try:
+            cur = self.con.execute(sql, params) if params is not None else self.con.execute(sql)
+        except duckdb.Error as exc:
+            from .errors import reraise_interrupt
+
+            reraise_interrupt(exc)
+            raise TracedbError(f"SQL error: {' '.join(str(exc).split())}") from None
+        if cur is None or cur.description is None:
+            return Result([], [], title=title)
+        return Result([d[0] for d in cur.description], cur.fetchall(), title=title)
+
+    # -- questions
+    def sql(self, query: str, params: Sequence[Any] | dict | None = None) -> Result:
+        """Run any SQL (read-only on a read-only connection) and return its rows."""
+        return self._query(query, params)
+
+    def traces(self) -> Result:
+        """The loaded traces."""
+        return self._query(
+            "SELECT trace_id, name, format, platform, device_name, event_count AS events, "
+            "rejected_count AS rejected, complete, problem, loaded_at, source_path "
+            "FROM traces ORDER BY trace_id", title="Traces")
+
+    def trace(self, name: str) -> tuple[int, str]:
+        """(trace_id, name) of a trace named by name or "#ID"."""
+        return tracemod.find(self.con, name)
+
+    def report(self, name: str, *, trace: str | None = None, vs: str | None = None, phase: str | None = None,
+               limit: int | None = None, section: str | None = None, **params: Any) -> ReportResult:
+        """Run a report (see tracedb.reports_available()); a comparison takes trace= and vs=."""
+        report = reportmod.get(name)
+        values = reportmod.bind(report, {"trace": trace, "vs": vs, "phase": phase, "limit": limit, **params})
+        if section is not None and section not in [s.name for s in report.sections]:
+            raise TracedbError(f"report {report.name} has no section {section!r} "
+                               f"(sections: {', '.join(s.name for s in report.sections)})")
+        for want in (trace, vs):
+            if want is not None:
+                tracemod.find(self.con, want)
+        labels = reportmod.trace_labels(self.con, values) if report.compares else None
+        names = reportmod.trace_names(self.con, values) if report.compares else None
+        out = {}
+        for sec, columns, rows in reportmod.run(self.con, report, values):
+            if section in (None, sec.name):
+                out[sec.name] = section_result(report, sec, columns, rows, labels)
+        return ReportResult(report, out, values, labels, names)
+
+    # -- changes
+    def load(self, path: str | Path, *, name: str | None = None, replace: bool = False,
+             meta: dict[str, str] | None = None, progress: Callable[[str, int, int], None] | None = None):
+        """Load one trace file in one transaction; returns its LoadOutcome (status loaded, replaced
+        or skipped). progress(stage, bytes read, events) is called as the load goes."""
+        from .ingest.loader import load_file
+
+        return load_file(self._writable("load traces"), path, name=name, replace=replace, meta=meta,
+                         progress=progress)
+
+    def remove(self, *names: str) -> list[str]:
+        """Remove traces (by name or "#ID") and all their rows, in one transaction."""
+        from .ingest.loader import delete_trace
+
+        con = self._writable("remove traces")
+        found = [tracemod.find(con, name) for name in names]
+        with dbmod.transaction(con, "cannot remove traces"):
+            for trace_id, _ in found:
+                delete_trace(con, trace_id)
+        return [name for _, name in found]
+
+    def export(self, directory: str | Path, traces: Iterable[str] | None = None):
+        """Write traces as Parquet (tracedb export); returns what was written."""
+        from . import exchange
+
+        return exchange.export(self.con, Path(directory), list(traces) if traces is not None else None)
+
+
+def connect(path: str | Path | None = None, *, read_only: bool = True, wait: float = 0.0) -> Database:
+    """Open a tracedb file: read-only unless read_only=False (which also creates it). wait: seconds
+    to keep trying while another process holds the file."""
+    return Database(path, read_only=read_only, wait=wait)
+
+
+def reports_available() -> dict[str, reportmod.Report]:
+    """Every report, by name, with its parameters and sections."""
+    return reportmod.available()
