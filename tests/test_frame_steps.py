@@ -165,3 +165,21 @@ def test_a_piecewise_graph_with_eager_attention_is_not_a_decode_replay(con, tmp_
     b.kernel(ATTENTION, launch_ts=1100, kernel_ts=10_100)    # ... and one attention launched eagerly
     load(con, b.write(tmp_path / "piecewise.json"))
     assert steps(con) == [(1, 4, None, None, False, "none", None)]
+
+
+def test_a_graph_replay_outside_a_serving_engine_is_no_decode(con, tmp_path):
+    """A diffusion transformer's forward replayed from a graph (torch.compile's reduce-overhead)
+    decodes nothing: its steps stay without phase; an idle serving step (no kernels) is no prefill."""
+    b = ServingTrace()
+    for step in range(2):
+        b.frame("diffusers/models/transformers/transformer_flux.py(400): forward", 1000 + 1000 * step, 500)
+        b.replayed_layers(1010 + 1000 * step, 10_000 + 1000 * step, layers=2)
+    load(con, b.write(tmp_path / "flux.json"))
+    assert [(r[0], r[4], r[5], r[6]) for r in steps(con)] == [(1, False, "none", None), (2, False, "none", None)]
+
+
+def test_an_idle_step_beside_replayed_decodes_is_not_a_prefill(con, tmp_path):
+    b = vllm_trace(dims=False)
+    b.frame(EXECUTE, 9000, 100)   # a step that launched nothing
+    load(con, b.write(tmp_path / "idle.json"))
+    assert [(r[0], r[1], r[5], r[6]) for r in steps(con)][-1] == (4, 0, "none", None)

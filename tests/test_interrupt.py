@@ -74,4 +74,4 @@ def test_ctrl_c_during_the_second_file_names_the_first_as_loaded(tmp_path, big_t
         assert proc.returncode == 130 and message == "tracedb: interrupted, database unchanged"
     else:
         assert proc.returncode == 130 and names == ["kept", first]
-        assert message == f"tracedb: interrupted; loaded: {first} (a file in progress was not loaded)"
+        assert message == f"tracedb: interrupted; loaded: {first} (the file in progress was not loaded)"

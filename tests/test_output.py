@@ -42,7 +42,7 @@ def test_an_itanium_name_is_demangled_by_the_cxx_runtime():
 def test_a_kernel_name_is_shortened_to_what_tells_it_apart(name, short):
     assert names.short(name) == short
     assert len(names.short(name)) <= 48
-    assert names.short(name, 20) == short[:19] + "…" if len(short) > 20 else short
+    assert names.short(name, 20) == (short[:19] + "…" if len(short) > 20 else short)
 
 
 def test_a_table_says_each_unit_once_and_keeps_machine_formats_raw():
@@ -81,6 +81,30 @@ def test_every_comparison_report_fits_120_columns(vendor_pairs, report, a, b):
     proc = run_cli("report", report, "--trace", a, "--vs", b, db=vendor_pairs, env={"COLUMNS": "120"}, check=True)
     too_wide = [line for line in proc.stdout.splitlines() if len(line.rstrip()) > 120]
     assert not too_wide, too_wide[:3]
+    # and nothing is folded to fit: every table row is one line (rich never prints past the width,
+    # it wraps cells instead, so the line count is what tells)
+    sections = run_cli("report", report, "--trace", a, "--vs", b, "--format", "json", db=vendor_pairs,
+                       check=True).stdout
+    parsed = json.loads(sections)
+    tables = parsed.values() if isinstance(parsed, dict) else [parsed]
+    rows = sum(min(len(t), 40) for t in tables)
+    assert rows > 0
+    body = _table_bodies(proc.stdout)
+    assert len(body) == rows, "\n".join(body[:12])
+
+
+def _table_bodies(text: str) -> list[str]:
+    """The lines between each table's header rule and its closing rule (or the blank line that
+    ends a table without totals): one per row when no cell wraps."""
+    out, inside = [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith("━"):
+            inside = not inside
+        elif inside and not line.strip():
+            inside = False
+        elif inside:
+            out.append(line)
+    return out
 
 
 def test_wide_shows_the_columns_a_terminal_leaves_out(vendor_pairs):

@@ -126,14 +126,14 @@ def load(
             render(columns, rows, fmt, title="Loaded")
     except BaseException as exc:
         if is_interrupt(exc):
-            _raise_if_committed(_loaded_since(con, first_new_id))
+            _raise_if_committed(_loaded_since(con, first_new_id), len(files))
         raise
     finally:
         try:
             con.close()
         except BaseException as exc:  # closing checkpoints the file: a signal can land there too
             if is_interrupt(exc):
-                _raise_if_committed([o.name for o in outcomes if o.status in ("loaded", "replaced")])
+                _raise_if_committed([o.name for o in outcomes if o.status in ("loaded", "replaced")], 0)
             raise
     if failures:
         raise typer.Exit(1)
@@ -143,11 +143,12 @@ def load(
 _STAGES = {"read": "reading", "type": "typing events", "derive": "deriving facts"}
 
 
-def _raise_if_committed(names: list[str]) -> None:
+def _raise_if_committed(names: list[str], asked: int) -> None:
     """After Ctrl-C: when traces were committed before it, say which (else the caller's interrupt
-    says the database is unchanged)."""
+    says the database is unchanged); asked: the files the command was given."""
     if names:
-        raise Interrupted(f"interrupted; loaded: {', '.join(names)} (a file in progress was not loaded)") from None
+        rest = " (the file in progress was not loaded)" if len(names) < asked else ""
+        raise Interrupted(f"interrupted; loaded: {', '.join(names)}{rest}") from None
 
 
 def _loaded_since(con, first_id: int) -> list[str]:

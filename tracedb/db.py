@@ -28,7 +28,6 @@ import duckdb
 
 from . import sqlfiles
 from .errors import TracedbError, reraise_interrupt
-from .template import copy_to as copy_template
 
 DEFAULT_DB = "tracedb.duckdb"
 STORAGE_VERSION = "v1.4.0"  # the oldest DuckDB release whose readers must open our files
@@ -134,6 +133,8 @@ def _connect(path: Path, read_only: bool, memory_limit: str | None, storage: str
     copied = False
     if not read_only and not path.exists():
         wanted = storage or storage_version()
+        from .template import copy_to as copy_template  # here: python -m tracedb.template imports db
+
         copied = template and wanted == STORAGE_VERSION and copy_template(path)
         if not copied:
             config["storage_compatibility_version"] = wanted

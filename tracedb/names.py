@@ -2,8 +2,9 @@
 
 ROCm traces often carry kernels as mangled symbols (`_ZN4vllm18act_and_mul_kernelI...`) where
 CUPTI writes them demangled (`void vllm::act_and_mul_kernel<...>(...)`). The demangling is the C++
-runtime's own `__cxa_demangle` (libstdc++, or libc++ on macOS), the demangler c++filt and gdb use,
-so one operation reads the same on both vendors. Without a C++ runtime a name is shown as written.
+runtime's own `__cxa_demangle` (libstdc++, or libc++ on macOS), and for the names it cannot read
+(an older runtime than the compiler that built the kernel), binutils' c++filt when installed; so
+one operation reads the same on both vendors. A name neither can read is shown as written.
 
 Only display uses this: the database, csv and json keep every name exactly as the trace wrote it.
 """
@@ -14,6 +15,9 @@ import ctypes
 import ctypes.util
 import functools
 import re
+import shutil
+import subprocess
+from typing import Iterable
 
 _RUNTIMES = ("libstdc++.so.6", "libc++.so.1", "libc++.1.dylib", "libc++.dylib")
 
@@ -42,23 +46,67 @@ def _cxa_demangle():
     return None
 
 
-@functools.lru_cache(maxsize=65536)
-def demangle(name: str) -> str:
-    """The readable form of an Itanium-mangled name (`_Z...`); any other name as it is."""
-    if not name.startswith("_Z"):
-        return name
+_DEMANGLED: dict[str, str] = {}  # names demangled so far (by either demangler)
+_CXXFILT = ("c++filt", "llvm-cxxfilt")
+
+
+def _runtime_demangle(name: str) -> str | None:
     runtime = _cxa_demangle()
     if runtime is None:
-        return name
+        return None
     demangle_c, free = runtime
     status = ctypes.c_int()
     pointer = demangle_c(name.encode(), None, None, ctypes.byref(status))
     if status.value != 0 or not pointer:
-        return name  # not a valid mangled name after all
+        return None  # not a mangling this runtime knows (or not a valid name)
     try:
         return ctypes.string_at(pointer).decode("utf-8", "replace")
     finally:
         free(pointer)
+
+
+def _cxxfilt(mangled: list[str]) -> dict[str, str]:
+    """Names the runtime could not read, given to c++filt (binutils' libiberty, often newer than
+    the C++ runtime: GCC 12's libstdc++ rejects the bfloat16 mangling DF16b that it reads) in one
+    call; {} when no c++filt is installed."""
+    for tool in _CXXFILT:
+        exe = shutil.which(tool)
+        if not exe:
+            continue
+        try:
+            done = subprocess.run([exe], input="\n".join(mangled) + "\n", capture_output=True, text=True,
+                                  timeout=30, check=False)
+        except (OSError, subprocess.SubprocessError):
+            continue
+        lines = done.stdout.splitlines()
+        if done.returncode == 0 and len(lines) == len(mangled):
+            return dict(zip(mangled, lines))
+    return {}
+
+
+def prepare(names: Iterable[str]) -> None:
+    """Demangle many names at once (a table's kernel column): the runtime first, then one c++filt
+    call for the names it could not read."""
+    left = []
+    for name in {n for n in names if isinstance(n, str) and n.startswith("_Z") and n not in _DEMANGLED}:
+        readable = _runtime_demangle(name)
+        if readable is None:
+            left.append(name)
+        else:
+            _DEMANGLED[name] = readable
+    if left:
+        found = _cxxfilt(left)
+        for name in left:
+            _DEMANGLED[name] = found.get(name, name)  # still mangled: shown as written
+
+
+def demangle(name: str) -> str:
+    """The readable form of an Itanium-mangled name (`_Z...`); any other name as it is."""
+    if not name.startswith("_Z"):
+        return name
+    if name not in _DEMANGLED:
+        prepare([name])
+    return _DEMANGLED[name]
 
 
 def _strip_signature(text: str) -> str:
@@ -134,10 +182,15 @@ def short(name: str, width: int = 48) -> str:
 _SHARE = re.compile(r"^(.*?)( \(\d+%\))?$")
 
 
+def split_share(part: str) -> tuple[str, str]:
+    """`name (45%)` -> (`name`, ` (45%)`); a bare name -> (name, "")."""
+    m = _SHARE.match(part)
+    return m.group(1), m.group(2) or ""
+
+
 def short_list(cell: str, width: int = 48) -> str:
-    """Each name of a `name (share%); name (share%)` list shortened (shares kept)."""
-    parts = []
-    for part in cell.split("; "):
-        m = _SHARE.match(part)
-        parts.append(short(m.group(1), width) + (m.group(2) or ""))
-    return "; ".join(parts)
+    """A `name (share%); name (share%)` list in about `width` characters: each name shortened to
+    its part of the room, shares kept."""
+    parts = [split_share(part) for part in cell.split("; ")]
+    room = (width - 2 * (len(parts) - 1)) // len(parts)
+    return "; ".join(short(name, max(12, room - len(share))) + share for name, share in parts)

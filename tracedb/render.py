@@ -63,7 +63,8 @@ def display(column: str, value: Any, fmt: str | None = None) -> str:
     if value is None:
         return ""
     if fmt == "kernel" and isinstance(value, str):
-        return "; ".join(names.demangle(part) for part in value.split("; "))
+        return "; ".join(names.demangle(name) + share
+                         for name, share in map(names.split_share, value.split("; ")))
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, (int, float, decimal.Decimal)):
@@ -199,6 +200,8 @@ def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: Format | 
         if totals and rows else None
     if total_row and all(v is None for v in total_row):
         total_row = None  # the summed columns are not shown
+    names.prepare(names.split_share(part)[0] for i, c in enumerate(columns) if formats.get(c) == "kernel"
+                  for r in rows if isinstance(r[i], str) for part in r[i].split("; "))
     units = {i: column_unit(c, [r[i] for r in rows], formats.get(c)) for i, c in enumerate(columns)}
     headers = [units[i][0] if units[i] else c for i, c in enumerate(columns)]
 
@@ -289,5 +292,5 @@ def _width(out) -> int | None:
     if getattr(out, "isatty", lambda: False)():
         return None
     columns = os.environ.get("COLUMNS", "")
-    return int(columns) if columns.isdigit() and int(columns) >= 40 else 200
+    return max(40, int(columns)) if columns.isdigit() else 200  # narrower than 40 fits nothing
 

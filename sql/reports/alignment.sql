@@ -53,12 +53,12 @@ ORDER BY list_position(['A slower', 'A faster', 'similar', 'only A', 'only B'], 
 --   b_kernel     kernel            B's most frequent kernel name there
 --   a_kernels    count     total wide  A's kernels there, over every pass
 --   b_kernels    count     total wide  B's kernels there, over every pass
---   a_avg_ns     duration          mean duration in A
---   b_avg_ns     duration          mean duration in B
+--   a_avg_ns     duration  wide    mean duration in A
+--   b_avg_ns     duration  wide    mean duration in B
 --   ratio        ratio     wide    a_avg_ns / b_avg_ns
---   gap_ns       duration          a_avg_ns - b_avg_ns
---   a_total_ns   duration  total wide  total duration in A
---   b_total_ns   duration  total wide  total duration in B
+--   gap_ns       duration  wide    a_avg_ns - b_avg_ns
+--   a_total_ns   duration  total   total duration in A
+--   b_total_ns   duration  total   total duration in B
 --   same_kernel  text      wide    yes when both sides run the same kernel
 --   fusion_note  text      wide    what the counts say about fusion
 SELECT layer, position, op, occurrence, detail, a_kernel, b_kernel,

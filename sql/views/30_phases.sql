@@ -213,14 +213,15 @@ WHERE coalesce(t.step_id, a.step_id) IS NOT NULL;
 -- Steps found from frames, with what each processed and its phase. A step's phase, in order:
 --   frame         the step's frame pattern (or one inside it) fixes it;
 --   tokens        its GEMMs' inputs are [batch, sequence, hidden] with sequence 1: decode;
---   graph replay  most of its kernels, and every attention kernel, ran from a CUDA/HIP graph
---                 launch: decode (vLLM and SGLang capture decode batches; a piecewise graph
---                 leaves attention eager);
--- and once a trace has decode steps, a step that processed more tokens than all of them (by
--- sequence length, else by the rows of its GEMMs) is prefill (tokens), and an eager step beside
--- graph-replayed decode steps is prefill (graph replay). Otherwise none: a batch of flattened
--- tokens alone does not say whether it holds one token per sequence, and a trace that never
--- decodes (an encoder, a training loop) has no prefill either.
+--   graph replay  a vLLM or SGLang step whose kernels ran mostly from a CUDA/HIP graph launch,
+--                 its attention included: decode (they capture decode batches; vLLM's
+--                 piecewise graphs of prefills leave attention eager);
+-- and once a trace has decode steps, a step with longer sequences than theirs is prefill
+-- (tokens), and an eager step (with kernels) beside graph-replayed decode steps is prefill (graph
+-- replay; a decode batch larger than every captured graph also runs eagerly, and is counted so).
+-- Otherwise none: a batch of flattened tokens alone does not say whether it holds one token per
+-- sequence, and a trace that never decodes (an encoder, a diffusion model, a training loop) has no
+-- prefill either.
 -- Columns:
 --   trace_id      trace of the step
 --   ordinal       1, 2, ... in time order (the kernels' iteration)
@@ -235,7 +236,8 @@ WHERE coalesce(t.step_id, a.step_id) IS NOT NULL;
 --   graph_kernels of which ran from a graph launch
 --   tokens        rows of the step's GEMMs (the most common), from Input Dims; NULL without them
 --   seq_len       sequence length of the step's GEMM inputs when they are [batch, sequence, hidden]
---   graph_replay  true when most kernels and every attention kernel ran from a graph launch
+--   graph_replay  true for a vLLM / SGLang step whose kernels, attention included, ran mostly
+--                 from a graph launch
 --   phase         prefill, decode or none (mixed is not told from frames)
 --   phase_source  frame, tokens, graph replay; NULL when nothing decided the phase
 CREATE OR REPLACE VIEW frame_steps AS
@@ -265,7 +267,12 @@ WITH steps AS MATERIALIZED (
     SELECT s.trace_id, s.ordinal, s.event_id, s.name, s.framework, s.pid, s.tid, s.ts_ns, s.end_ns,
            s.frame_phase, count(k.kernel_id) AS kernels, count(*) FILTER (k.graph) AS graph_kernels,
            t.tokens, t.seq_len,
-           count(*) FILTER (k.graph) > count(k.kernel_id) / 2
+           -- a serving engine's decode replay: vLLM and SGLang capture graphs of decode batches (and
+           -- vLLM's piecewise graphs of prefills leave attention eager); a diffusion or training
+           -- step replayed from a graph says nothing about decoding
+           any_value(s.framework) IN ('vllm', 'sglang')
+               AND count(*) FILTER (k.graph) > count(k.kernel_id) / 2
+               AND count(*) FILTER (k.op = 'Attention' AND k.graph) > 0
                AND count(*) FILTER (k.op = 'Attention' AND NOT k.graph) = 0 AS graph_replay
     FROM steps s
     LEFT JOIN sk k ON k.trace_id = s.trace_id AND k.step_id = s.event_id
@@ -283,7 +290,6 @@ WITH steps AS MATERIALIZED (
 ), decided AS (
     SELECT *,
            max(seq_len) FILTER (phase1 = 'decode') OVER w AS decode_seq_len,
-           max(tokens) FILTER (phase1 = 'decode') OVER w AS decode_tokens,
            count(*) FILTER (phase1 = 'decode') OVER w AS decode_steps,
            count(*) FILTER (phase1 = 'decode' AND source1 = 'graph replay') OVER w AS replayed_steps
     FROM first_pass
@@ -293,9 +299,8 @@ WITH steps AS MATERIALIZED (
            CASE WHEN phase1 IS NOT NULL THEN source1
                 WHEN decode_steps = 0 THEN NULL
                 WHEN seq_len > coalesce(decode_seq_len, 1) THEN 'tokens'
-                WHEN seq_len IS NULL AND tokens > decode_tokens THEN 'tokens'
-                WHEN replayed_steps > 0 AND NOT graph_replay AND (tokens IS NULL OR decode_tokens IS NULL)
-                    THEN 'graph replay' END AS phase_source
+                WHEN replayed_steps > 0 AND NOT graph_replay AND kernels > 0 THEN 'graph replay'
+           END AS phase_source
     FROM decided
 )
 SELECT trace_id, ordinal, event_id, name, framework, pid, tid, ts_ns, end_ns, kernels, graph_kernels,
