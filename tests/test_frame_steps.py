@@ -183,3 +183,32 @@ def test_an_idle_step_beside_replayed_decodes_is_not_a_prefill(con, tmp_path):
     b.frame(EXECUTE, 9000, 100)   # a step that launched nothing
     load(con, b.write(tmp_path / "idle.json"))
     assert [(r[0], r[1], r[5], r[6]) for r in steps(con)][-1] == (4, 0, "none", None)
+
+
+def test_hostile_input_dims_decide_nothing_and_break_nothing(con, tmp_path):
+    """Dims whose product leaves BIGINT, or that are negative, are no shape: the load goes on and
+    the step's tokens come from the GEMMs whose dims make sense."""
+    b = ServingTrace()
+    b.frame(EXECUTE, 1000, 900)
+    b.eager_layer(1020, 10_000, [[2 ** 40, 2 ** 40, 4096], [4096, 4096], []])
+    b.eager_layer(1120, 10_100, [[-5, 4096], [4096, 4096], []])
+    b.eager_layer(1220, 10_200, [[9223372036854775807, 4096], [4096, 4096], []])
+    b.eager_layer(1320, 10_300, [[64, 4096], [4096, 4096], []])
+    assert load(con, b.write(tmp_path / "hostile.json")).status == "loaded"
+    assert [(r[1], r[2]) for r in steps(con)] == [(12, 64)]
+
+
+def test_a_bad_step_frame_patterns_file_is_refused_and_changes_nothing(con, tmp_path):
+    from tracedb import rules as rules_module
+    from tracedb.errors import TracedbError
+
+    before = con.execute("SELECT * FROM step_frame_patterns ORDER BY ALL").fetchall()
+    for body, problem in [("1,mine,execute_model(,\n", "bad regular expression"),
+                          ("1,mine,execute_model,warmup\n", "phase 'warmup' is not one of"),
+                          ("x,mine,execute_model,\n", "priority 'x' is not an integer"),
+                          ("1,,execute_model,\n", "framework is empty")]:
+        path = tmp_path / "steps.csv"
+        path.write_text("priority,framework,regex,phase\n" + body)
+        with pytest.raises(TracedbError, match=problem):
+            rules_module.add_file(con, path)
+    assert con.execute("SELECT * FROM step_frame_patterns ORDER BY ALL").fetchall() == before

@@ -258,10 +258,13 @@ WITH steps AS MATERIALIZED (
       AND (c.name IN ('aten::linear', 'aten::matmul')
            OR c.event_id IN (SELECT cpu_op_id FROM sk WHERE op LIKE '%GEMM%' AND cpu_op_id IS NOT NULL))
 ), tokens AS (
+    -- rows multiply in DOUBLE and come back only when they fit: a file's dims are not trusted
+    -- to keep a product inside BIGINT, and a negative dim is no shape
     SELECT trace_id, step_id,
-           mode(list_reduce(x[:len(x) - 1], lambda a, b: a * b)) AS tokens,
+           mode(TRY_CAST(list_reduce(list_transform(x[:len(x) - 1], lambda d: d::DOUBLE), lambda a, b: a * b)
+                         AS BIGINT)) AS tokens,
            mode(x[len(x) - 1]) FILTER (len(x) >= 3) AS seq_len
-    FROM gemm_inputs WHERE x IS NOT NULL
+    FROM gemm_inputs WHERE x IS NOT NULL AND list_min(x) >= 0
     GROUP BY trace_id, step_id
 ), evidence AS (
     SELECT s.trace_id, s.ordinal, s.event_id, s.name, s.framework, s.pid, s.tid, s.ts_ns, s.end_ns,
