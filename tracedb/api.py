@@ -214,11 +214,11 @@ class Database:
     """A tracedb file, open read-only unless asked otherwise (tracedb.connect)."""
 
     def __init__(self, path: str | Path | None = None, *, read_only: bool = True, wait: float = 0.0,
-                 memory_limit: str | None = None):
+                 memory_limit: str | None = None, create: bool = True):
         self.path = Path(path or dbmod.default_path())
         self.read_only = read_only
         self.con: duckdb.DuckDBPyConnection = dbmod.open_db(self.path, read_only=read_only, wait=wait,
-                                                             memory_limit=memory_limit)
+                                                             memory_limit=memory_limit, create=create)
         self.rules = Rules(self)
 
     # -- lifetime
@@ -245,7 +245,9 @@ class Database:
 
             reraise_interrupt(exc)
             raise TracedbError(f"SQL error: {' '.join(str(exc).split())}") from None
-        if cur is None or cur.description is None:
+        if cur is None:  # nothing but whitespace or comments
+            raise TracedbError("no SQL statement given")
+        if cur.description is None:  # a statement that returns no rows
             return Result([], [], title=title)
         return Result([d[0] for d in cur.description], cur.fetchall(), title=title)
 
@@ -273,9 +275,8 @@ class Database:
         if section is not None and section not in [s.name for s in report.sections]:
             raise TracedbError(f"report {report.name} has no section {section!r} "
                                f"(sections: {', '.join(s.name for s in report.sections)})")
-        for want in (trace, vs):
-            if want is not None:
-                tracemod.find(self.con, want)
+        reportmod.check_trace(self.con, trace)
+        reportmod.check_trace(self.con, vs)
         labels = reportmod.trace_labels(self.con, values) if report.compares else None
         names = reportmod.trace_names(self.con, values) if report.compares else None
         out = {}
@@ -312,10 +313,11 @@ class Database:
         return exchange.export(self.con, Path(directory), list(traces) if traces is not None else None)
 
 
-def connect(path: str | Path | None = None, *, read_only: bool = True, wait: float = 0.0) -> Database:
-    """Open a tracedb file: read-only unless read_only=False (which also creates it). wait: seconds
-    to keep trying while another process holds the file."""
-    return Database(path, read_only=read_only, wait=wait)
+def connect(path: str | Path | None = None, *, read_only: bool = True, wait: float = 0.0,
+            create: bool = True) -> Database:
+    """Open a tracedb file: read-only unless read_only=False (which also creates a missing file,
+    unless create=False). wait: seconds to keep trying while another process holds the file."""
+    return Database(path, read_only=read_only, wait=wait, create=create)
 
 
 def reports_available() -> dict[str, reportmod.Report]:

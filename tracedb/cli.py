@@ -12,9 +12,9 @@ from typing import Annotated, List, Optional
 import duckdb
 import typer
 
-from . import __version__, api, facts, reports, rules, traces
+from . import __version__, api, facts, reports, rules
 from .db import STORAGE_VERSION, default_path, open_db
-from .errors import Interrupted, TracedbError, is_interrupt, reraise_interrupt
+from .errors import Interrupted, TracedbError, is_interrupt
 from .render import Format, by_trace, render, to_json
 
 # The modules behind one command are imported by that command (a tiny load pays for nothing else).
@@ -209,22 +209,20 @@ def export(
 ) -> None:
     """Write the traces as Parquet: DIR/<table>/trace=<name>/data.parquet for every table, the
     user's rules, and a manifest with the schema version. `tracedb load DIR` brings them back."""
-    from . import exchange
-
-    with open_db(_db_path(db), read_only=True) as con:
-        done = exchange.export(con, directory, trace)
+    with api.connect(_db_path(db)) as database:
+        done = database.export(directory, trace)
     say(f"tracedb: exported {done.traces} trace(s) to {done.path} ({done.files} Parquet files)")
 
 
 @app.command("ls")
 def list_traces(db: DbOption = None, fmt: FormatOption = Format.table) -> None:
     """List the loaded traces."""
-    with open_db(_db_path(db), read_only=True) as con:
-        cur = con.execute(
-            "SELECT trace_id, name, format, platform, device_name, event_count AS events, "
-            "rejected_count AS rejected, complete, problem, loaded_at, source_path "
-            "FROM traces ORDER BY trace_id")
-        render([d[0] for d in cur.description], cur.fetchall(), fmt, title="Traces")
+    with api.connect(_db_path(db)) as database:
+        _show(database.traces(), fmt)
+
+
+def _show(result: "api.Result", fmt: Format) -> None:
+    render(result.columns, result.rows, fmt, title=result.title)
 
 
 @app.command("rm")
@@ -234,19 +232,9 @@ def remove(
     db: DbOption = None,
 ) -> None:
     """Remove traces and every row that belongs to them."""
-    from .ingest.loader import delete_trace
-
-    with open_db(_db_path(db), create=False) as con:
-        ids = [traces.find(con, name) for name in names]
-        con.execute("BEGIN TRANSACTION")
-        try:
-            for trace_id, _ in ids:
-                delete_trace(con, trace_id)
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-    for _, name in ids:
+    with api.connect(_db_path(db), read_only=False, create=False) as database:
+        removed = database.remove(*names)
+    for name in removed:
         say(f"tracedb: removed {name}")
 
 
@@ -263,18 +251,11 @@ def run_sql(
     --format csv and redirect the output."""
     from .db import lock_down
 
-    with open_db(_db_path(db), read_only=True) as con:
-        lock_down(con)
-        try:
-            cur = con.execute(query)
-        except duckdb.Error as exc:
-            reraise_interrupt(exc)
-            raise TracedbError(f"SQL error: {' '.join(str(exc).split())}") from None
-        if cur is None:  # nothing but whitespace or comments
-            raise TracedbError("no SQL statement given")
-        if cur.description is None:
-            return
-        render([d[0] for d in cur.description], cur.fetchall(), fmt)
+    with api.connect(_db_path(db)) as database:
+        lock_down(database.con)
+        result = database.sql(query)
+    if result.columns:
+        _show(result, fmt)
 
 
 @app.command("schema")
@@ -471,10 +452,8 @@ def rules_list(
     (priority,framework,regex,phase)."""
     if ctx.invoked_subcommand:
         return
-    view = rules.kind_named(table).ordered
-    with open_db(_db_path(db), read_only=True) as con:
-        cur = con.execute(f"SELECT * FROM {view} ORDER BY rank")
-        render([d[0] for d in cur.description], cur.fetchall(), fmt, title=table)
+    with api.connect(_db_path(db)) as database:
+        _show(database.rules.list(table), fmt)
 
 
 @rules_app.command("add")

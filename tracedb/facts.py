@@ -46,11 +46,6 @@ def derive_all(con: duckdb.DuckDBPyConnection) -> int:
 
 def refresh(con: duckdb.DuckDBPyConnection) -> int:
     """Re-derive every trace in one transaction of its own; returns the trace count."""
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with db.transaction(con, "cannot re-derive the traces"):
         count = derive_all(con)
-        con.execute("COMMIT")
-    except BaseException:
-        db.rollback(con)
-        raise
     return count

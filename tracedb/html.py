@@ -94,8 +94,7 @@ def _table(columns: Sequence[str], rows: Sequence[Sequence[Any]], formats: dict[
            totals: Sequence[str], notes: Sequence[str]) -> str:
     shown = [c for c in columns if c not in notes]
     at = [columns.index(c) for c in shown]
-    names.prepare(names.split_share(part)[0] for i, c in enumerate(columns) if formats.get(c) == "kernel"
-                  for r in rows if isinstance(r[i], str) for part in r[i].split("; "))
+    names.prepare_columns(columns, rows, formats)
     numeric = {c for c in shown if formats.get(c, "text") not in ("text",)}
     out = ["<table>", "<thead><tr>" + "".join(f"<th>{escape(c)}</th>" for c in shown) + "</tr></thead>", "<tbody>"]
     for row in rows:

@@ -17,7 +17,7 @@ import functools
 import re
 import shutil
 import subprocess
-from typing import Iterable
+from typing import Iterable, Sequence
 
 _RUNTIMES = ("libstdc++.so.6", "libc++.so.1", "libc++.1.dylib", "libc++.dylib")
 
@@ -98,6 +98,14 @@ def prepare(names: Iterable[str]) -> None:
         found = _cxxfilt(left)
         for name in left:
             _DEMANGLED[name] = found.get(name, name)  # still mangled: shown as written
+
+
+def prepare_columns(columns: Sequence[str], rows: Iterable[Sequence], formats: dict[str, str]) -> None:
+    """Demangle at once every name in a table's kernel-format columns (lists included)."""
+    at = [i for i, c in enumerate(columns) if formats.get(c) == "kernel"]
+    if at:
+        prepare(split_share(part)[0] for r in rows for i in at if isinstance(r[i], str)
+                for part in r[i].split("; "))
 
 
 def demangle(name: str) -> str:

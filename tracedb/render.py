@@ -200,8 +200,7 @@ def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: Format | 
         if totals and rows else None
     if total_row and all(v is None for v in total_row):
         total_row = None  # the summed columns are not shown
-    names.prepare(names.split_share(part)[0] for i, c in enumerate(columns) if formats.get(c) == "kernel"
-                  for r in rows if isinstance(r[i], str) for part in r[i].split("; "))
+    names.prepare_columns(columns, rows, formats)
     units = {i: column_unit(c, [r[i] for r in rows], formats.get(c)) for i, c in enumerate(columns)}
     headers = [units[i][0] if units[i] else c for i, c in enumerate(columns)]
 

@@ -159,16 +159,11 @@ def remove_source(con: duckdb.DuckDBPyConnection, source: str) -> int:
     if source == BUILTIN:
         raise TracedbError("the built-in rules cannot be removed; add your own to take precedence")
     removed = 0
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with db.transaction(con, f"cannot remove the rules of {source!r}"):
         for k in KINDS:
             removed += con.execute(f"SELECT count(*) FROM {k.table} WHERE source = ?", [source]).fetchone()[0]
             con.execute(f"DELETE FROM {k.table} WHERE source = ?", [source])
         if not removed:
             raise TracedbError(f"no rules from source {source!r} (see: tracedb rules)")
         facts.derive_all(con)
-        con.execute("COMMIT")
-    except BaseException:
-        db.rollback(con)
-        raise
     return removed
