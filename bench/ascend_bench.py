@@ -61,10 +61,9 @@ operator_mappings:
 """
 
 LOAD_BODY = """
-from tracedb.cli import LOAD_MEMORY_LIMIT
 from tracedb.db import open_db
 from tracedb.ingest.loader import load_file
-con = open_db(sys.argv[2], memory_limit=LOAD_MEMORY_LIMIT)
+con = open_db(sys.argv[2])  # the loader bounds its own memory
 meta = {"op_mapping": sys.argv[3]} if len(sys.argv) > 3 else None
 rows = load_file(con, sys.argv[1], meta=meta).events
 con.close()

@@ -33,23 +33,21 @@ print(json.dumps({{"seconds": time.perf_counter() - t,
 """
 
 TRACEDB_BODY = """
-from tracedb.cli import LOAD_MEMORY_LIMIT
 from tracedb.db import open_db
 from tracedb.ingest.loader import load_file
-con = open_db(sys.argv[2], memory_limit=LOAD_MEMORY_LIMIT)
+con = open_db(sys.argv[2])  # the loader bounds its own memory
 rows = load_file(con, sys.argv[1]).events
 con.close()
 """
 
 # The same load with the bulk reader turned off: the path a broken file takes.
 STREAMING_BODY = """
-from tracedb.cli import LOAD_MEMORY_LIMIT
 from tracedb.db import open_db
 from tracedb.ingest import bulk, loader
 def no_bulk(*args, **kwargs):
     raise bulk.NotBulk("streaming benchmark")
 loader.read_raw = no_bulk
-con = open_db(sys.argv[2], memory_limit=LOAD_MEMORY_LIMIT)
+con = open_db(sys.argv[2])  # the loader bounds its own memory
 rows = loader.load_file(con, sys.argv[1]).events
 con.close()
 """

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import io
 import json
 import os
+import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -34,8 +37,17 @@ def db_path(tmp_path) -> Path:
     return tmp_path / "test.duckdb"
 
 
+@pytest.fixture(scope="session")
+def migrated_db(tmp_path_factory) -> Path:
+    """An empty database brought up to date once per session; each test's con starts from a copy."""
+    path = tmp_path_factory.mktemp("migrated") / "empty.duckdb"
+    open_db(path).close()
+    return path
+
+
 @pytest.fixture
-def con(db_path):
+def con(db_path, migrated_db):
+    shutil.copyfile(migrated_db, db_path)
     c = open_db(db_path)
     yield c
     c.close()
@@ -50,14 +62,54 @@ def write_trace(path: Path, events, **metadata) -> Path:
     return path
 
 
-def run_cli(*args, db: Path | None = None, env=None, check=False) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "tracedb.cli", *map(str, args)]
-    if db is not None:
-        cmd += ["--db", str(db)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=120)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"{cmd} failed: {proc.stderr}")
-    return proc
+@dataclass
+class CliRun:
+    """What a tracedb command did: as subprocess.CompletedProcess says it."""
+    args: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_cli(*args, db: Path | None = None, env=None, check=False, process=False) -> CliRun:
+    """Run a tracedb command: in this process (the command line's own main(), with its exit code,
+    standard output and error), or in a new one when process is true (what only a process shows:
+    signals, locks between processes, the installed entry point)."""
+    argv = [*map(str, args), *(["--db", str(db)] if db is not None else [])]
+    if process:
+        cmd = [sys.executable, "-m", "tracedb.cli", *argv]
+        proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=120)
+        run = CliRun(cmd, proc.returncode, proc.stdout, proc.stderr)
+    else:
+        run = _run_in_process(argv, env or {})
+    if check and run.returncode != 0:
+        raise AssertionError(f"tracedb {' '.join(argv)} failed: {run.stderr}")
+    return run
+
+
+def _run_in_process(argv: list[str], env: dict[str, str]) -> CliRun:
+    from tracedb import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    saved_env = {k: os.environ.get(k) for k in env}
+    saved_argv = sys.argv
+    os.environ.update(env)
+    sys.argv = ["tracedb", *argv]
+    code = 0
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                cli.main()
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        sys.argv = saved_argv
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return CliRun(["tracedb", *argv], code, out.getvalue(), err.getvalue())
 
 
 def load(con, path, **kw):

@@ -8,7 +8,7 @@ import io
 import pytest
 
 import tracedb
-from conftest import FIXTURES, run_cli
+from conftest import FIXTURES, read_only, run_cli
 
 BERT = [FIXTURES / "kineto" / f"{n}.json.gz" for n in ("h100_bert-small", "mi300_bert-small")]
 
@@ -31,27 +31,89 @@ def test_a_read_only_connection_refuses_changes_with_a_hint(bert):
             db.remove("h100_bert-small")
 
 
-def _csv_sections(text: str) -> list[list[list[str]]]:
-    return [list(csv.reader(io.StringIO(block))) for block in text.strip().split("\n\n")]
-
-
 def _as_csv(value) -> str:
     return "" if value is None else str(value)
 
 
-@pytest.mark.parametrize("name", ["summary", "ops", "kernels", "phases", "stacks", "layers",
-                                  "compare", "alignment", "fusion", "same-kernels"])
+COMPARISONS = ("compare", "alignment", "fusion", "same-kernels")
+REPORTS = ["summary", "ops", "kernels", "phases", "stacks", "layers", *COMPARISONS]
+
+
+def _args(name: str) -> tuple[list[str], dict]:
+    if name in COMPARISONS:
+        return ["--trace", "h100_bert-small", "--vs", "mi300_bert-small"], {"trace": "h100_bert-small",
+                                                                           "vs": "mi300_bert-small"}
+    return [], {}
+
+
+@pytest.mark.parametrize("name", REPORTS)
 def test_every_report_gives_the_cli_s_rows(bert, name):
-    args = ["--trace", "h100_bert-small", "--vs", "mi300_bert-small"] \
-        if name in ("compare", "alignment", "fusion", "same-kernels") else []
-    cli = _csv_sections(run_cli("report", name, *args, "--format", "csv", db=bert, check=True).stdout)
-    kwargs = {"trace": "h100_bert-small", "vs": "mi300_bert-small"} if args else {}
+    args, kwargs = _args(name)
     with tracedb.connect(bert) as db:
         result = db.report(name, **kwargs)
-    assert len(cli) == len(result.sections)
-    for block, section in zip(cli, result.sections.values()):
-        assert block[0] == section.columns
-        assert block[1:] == [[_as_csv(v) for v in row] for row in section.rows]
+    for section, rows in result.sections.items():
+        out = run_cli("report", name, *args, "--section", section, "--format", "csv", db=bert, check=True).stdout
+        block = list(csv.reader(io.StringIO(out)))
+        assert block[0] == rows.columns
+        assert block[1:] == [[_as_csv(v) for v in row] for row in rows.rows]
+
+
+@pytest.mark.parametrize("name", REPORTS)
+def test_show_sql_runs_in_a_duckdb_shell_as_it_is_printed(bert, name):
+    """--show-sql prints a script a DuckDB shell runs unchanged, giving the report's rows."""
+    args, kwargs = _args(name)
+    with tracedb.connect(bert) as db:
+        result = db.report(name, phase="none" if name == "ops" else None, **kwargs)
+    assert any(r.rows for r in result.sections.values())
+    for section, rows in result.sections.items():
+        extra = ["--phase", "none"] if name == "ops" else []
+        script = run_cli("report", name, *args, *extra, "--section", section, "--show-sql", db=bert,
+                         check=True).stdout
+        assert "$" not in script.replace("$.", "")  # no prepared-statement parameter is left
+        with read_only(bert) as con:  # a plain DuckDB client, as the shell is
+            got = con.execute(script).fetchall()  # the last statement's rows: the section's query
+        assert got == rows.rows
+
+
+def test_csv_of_a_report_of_several_tables_is_one_table_per_stream_or_file(bert, tmp_path):
+    args, _ = _args("compare")
+    proc = run_cli("report", "compare", *args, "--format", "csv", db=bert, check=True)
+    table = list(csv.reader(io.StringIO(proc.stdout)))
+    assert table[0][:2] == ["status", "op"] and all(len(r) == len(table[0]) for r in table)
+    assert "--section NAME" in proc.stderr and "summary" in proc.stderr
+    out = tmp_path / "compare.csv"
+    run_cli("report", "compare", *args, "--format", "csv", "-o", out, db=bert, check=True)
+    main = list(csv.reader(out.open()))
+    summary = list(csv.reader((tmp_path / "compare.summary.csv").open()))
+    assert main == table and summary[0] == ["status", "ops", "a_total_ns", "b_total_ns", "gap_ns"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["compare.csv", "compare.summary.csv"]  # no leftovers
+
+
+def test_load_all_loads_what_it_can_and_names_what_it_cannot(tmp_path):
+    seen, failed = [], []
+    with tracedb.connect(tmp_path / "all.duckdb", read_only=False) as db:
+        done = db.load_all([BERT[0], tmp_path / "missing.json", BERT[1]], on_outcome=seen.append,
+                           on_error=lambda path, why: failed.append((path.name, why)))
+        again = db.load_all([BERT[0]])
+        names = [r[1] for r in db.traces().rows]
+    assert [o.name for o in done.outcomes] == [o.name for o in seen] == ["h100_bert-small", "mi300_bert-small"]
+    assert [p.name for p, _ in done.failures] == ["missing.json"] and "no such file" in failed[0][1]
+    assert done.result().columns[:3] == ["name", "status", "trace_id"]
+    assert [o.status for o in again.outcomes] == ["skipped"] and names == ["h100_bert-small", "mi300_bert-small"]
+    with tracedb.connect(tmp_path / "all.duckdb", read_only=False) as db:
+        with pytest.raises(tracedb.TracedbError, match="--name applies to one file"):
+            db.load_all(BERT, name="x")
+
+
+def test_schema_and_refresh_through_the_api(bert, tmp_path):
+    with tracedb.connect(bert) as db:
+        cols = db.schema("kernels").records()
+        assert {"object": "kernels", "kind": "table", "column": "dur_ns", "type": "BIGINT"}.items() <= \
+            next(c for c in cols if c["column"] == "dur_ns").items()
+        with pytest.raises(tracedb.TracedbError, match="no table or view named"):
+            db.schema("nope")
+        with pytest.raises(tracedb.TracedbError, match="read_only=False"):
+            db.refresh()
 
 
 def test_a_result_converts_and_shows(bert):

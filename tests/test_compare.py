@@ -443,8 +443,9 @@ def test_bert_reports_through_the_cli(bert_db):
     assert sum(r["ops"] for r in one) == 7
     sql = run_cli("report", "fusion", "-t", "#1", "--vs", "#2", "--section", "sides", "--show-sql",
                   db=bert_db, check=True).stdout
-    assert sql.startswith("-- Section: sides") and "fusion_summary($trace, $vs, $phase)" in sql
-    assert "fusion_findings($trace" not in sql and "$vs = '#2'" in sql
+    assert "-- Section: sides" in sql and "SET VARIABLE \"vs\" = '#2';" in sql
+    assert "fusion_summary(getvariable('trace'), getvariable('vs'), getvariable('phase'))" in sql
+    assert "fusion_findings(" not in sql
 
 
 def test_comparison_cli_errors(bert_db):

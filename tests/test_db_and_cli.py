@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from conftest import KINETO, load, run_cli
+from conftest import KINETO, load, run_cli, table_counts
 from tracedb.cli import app
 from tracedb.db import latest_version, open_db, schema_version
 from tracedb.errors import TracedbError
@@ -74,7 +74,7 @@ def test_name_clash_needs_replace_or_name(con):
 
 def test_cli_load_ls_sql_rm_round_trip(tmp_path):
     db = tmp_path / "runs.duckdb"
-    proc = run_cli("load", KINETO[0], KINETO[1], "--format", "json", db=db, check=True)
+    proc = run_cli("load", KINETO[0], KINETO[1], "--format", "json", db=db, check=True, process=True)
     loaded = json.loads(proc.stdout)
     assert [r["status"] for r in loaded] == ["loaded", "loaded"]
     ls = json.loads(run_cli("ls", "--format", "json", db=db, check=True).stdout)
@@ -98,7 +98,7 @@ def test_cli_user_errors_are_one_line(tmp_path):
     db = tmp_path / "runs.duckdb"
     run_cli("load", KINETO[0], db=db, check=True)
     for args in (("rm", "nope"), ("sql", "SELEC 1"), ("schema", "nope")):
-        proc = run_cli(*args, db=db)
+        proc = run_cli(*args, db=db, process=True)  # as a shell sees it: one line, exit code 1
         assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1, (args, proc.stderr)
         assert "Traceback" not in proc.stderr
     proc = run_cli("ls", db=tmp_path / "missing.duckdb")
@@ -126,3 +126,65 @@ def test_env_var_selects_database(tmp_path):
     db = tmp_path / "env.duckdb"
     run_cli("load", KINETO[0], env={"TRACEDB_DB": str(db)}, check=True)
     assert db.exists()
+
+
+def test_a_failed_load_leaves_the_connection_s_settings_as_they_were(con, monkeypatch):
+    """The derivation raises the memory limit and the load changes insertion order; a derivation
+    that fails inside the transaction cannot put them back itself (DuckDB refuses every statement
+    there), so the rollback does: the connection is as it was, and the database unchanged."""
+    import tracedb.db as dbmod
+
+    def settings():
+        return con.execute("SELECT current_setting('memory_limit'), current_setting('preserve_insertion_order')"
+                           ).fetchone()
+
+    con.execute("SET memory_limit = '3GiB'")  # a value DuckDB shows exactly (it shows 0.1 GiB steps)
+    before, counts = settings(), table_counts(con)
+    real = dbmod.run_file
+
+    def failing(c, rel, params=None):
+        if rel.startswith("derive/"):
+            c.execute("SELECT error('derivation failed')")
+        return real(c, rel, params)
+
+    monkeypatch.setattr(dbmod, "run_file", failing)
+    with pytest.raises(TracedbError, match="cannot load: .*derivation failed"):
+        load(con, KINETO[0])
+    assert settings() == before and table_counts(con) == counts
+    monkeypatch.setattr(dbmod, "run_file", real)
+    assert load(con, KINETO[0]).status == "loaded" and settings() == before
+
+
+def test_help_shows_flags_without_a_value():
+    for args in (("load", "--help"), ("report", "--help"), ("--help",)):
+        out = run_cli(*args, env={"COLUMNS": "120"}, check=True).stdout
+        assert "<bool>" not in out and "--help" in out, args
+    assert "--replace " in run_cli("load", "--help", check=True).stdout
+
+
+def test_atomic_writes_leave_the_target_whole_or_untouched(tmp_path):
+    from tracedb import atomic
+
+    target = tmp_path / "report.txt"
+    target.write_text("old")
+    with pytest.raises(RuntimeError):
+        with atomic.replacing(target) as out:
+            out.write("half")
+            raise RuntimeError("interrupted")
+    assert target.read_text() == "old"
+    with atomic.replacing(target) as out:
+        out.write("new")
+    assert target.read_text() == "new"
+    assert atomic.create(target, lambda f: f.write(b"other")) is False and target.read_text() == "new"
+    fresh = tmp_path / "fresh.bin"
+    assert atomic.create(fresh, lambda f: f.write(b"x")) is True and fresh.read_bytes() == b"x"
+    folder = tmp_path / "export"
+    with pytest.raises(RuntimeError):
+        with atomic.directory(folder) as tmp:
+            (tmp / "a").write_text("1")
+            raise RuntimeError("interrupted")
+    assert not folder.exists()
+    with atomic.directory(folder) as tmp:
+        (tmp / "a").write_text("1")
+    assert (folder / "a").read_text() == "1"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["export", "fresh.bin", "report.txt"]  # no leftovers

@@ -134,7 +134,8 @@ def test_table_output_has_titles_and_totals(fixture_db):
 
 def test_show_sql_and_user_errors(fixture_db):
     out = run_cli("report", "ops", "--show-sql", "--phase", "decode", db=fixture_db, check=True).stdout
-    assert out.startswith("-- Report: ops") and "$phase = 'decode'" in out
+    assert out.startswith("-- tracedb report ops") and "SET VARIABLE \"phase\" = 'decode';" in out
+    assert "selected_kernels(getvariable('trace'), getvariable('phase'))" in out
     for args, message in [(("report", "nope"), "no report named 'nope'"),
                           (("report", "ops", "--trace", "missing"), "no trace 'missing'"),
                           (("report", "ops", "--phase", "warmup"), "phase 'warmup' is not one of"),

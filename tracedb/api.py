@@ -19,15 +19,19 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 import duckdb
 
 from . import db as dbmod
 from . import reports as reportmod
 from . import traces as tracemod
-from .errors import TracedbError
+from .errors import Interrupted, TracedbError, is_interrupt
 from .render import Format, render
+
+if TYPE_CHECKING:  # the loader is imported by the calls that load (a report needs none of it)
+    from .ingest.loader import LoadOutcome
+    from .ingest.readers import ProgressFn
 
 
 @dataclass
@@ -123,14 +127,23 @@ class ReportResult:
 
     @property
     def main(self) -> Result:
+        """The first section run (a report's main table unless one section was asked for)."""
         return next(iter(self.sections.values()))
 
+    @property
+    def main_name(self) -> str:
+        return next(iter(self.sections))
+
+    def only(self, section: str) -> "ReportResult":
+        """The report with one of its sections."""
+        return ReportResult(self.report, {section: self[section]}, self.params, self.labels, self.names)
+
     def __getitem__(self, section: str) -> Result:
-        try:
-            return self.sections[section]
-        except KeyError:
-            raise TracedbError(f"report {self.report.name} has no section {section!r} "
-                               f"(sections: {', '.join(self.sections)})") from None
+        if section not in self.sections:
+            self.report.section(section)  # says which sections the report has
+            raise TracedbError(f"section {section!r} of report {self.report.name} was not run "
+                               f"(sections run: {', '.join(self.sections)})")
+        return self.sections[section]
 
     def df(self, section: str | None = None):
         """A section (default: the main one) as a pandas DataFrame."""
@@ -214,15 +227,16 @@ class Database:
     """A tracedb file, open read-only unless asked otherwise (tracedb.connect)."""
 
     def __init__(self, path: str | Path | None = None, *, read_only: bool = True, wait: float = 0.0,
-                 memory_limit: str | None = None, create: bool = True):
+                 create: bool = True, storage: str | None = None):
         self.path = Path(path or dbmod.default_path())
         self.read_only = read_only
         self.con: duckdb.DuckDBPyConnection = dbmod.open_db(self.path, read_only=read_only, wait=wait,
-                                                             memory_limit=memory_limit, create=create)
+                                                             create=create, storage=storage)
         self.rules = Rules(self)
 
     # -- lifetime
     def close(self) -> None:
+        """Close the file (closing checkpoints it; a Ctrl-C there still leaves whole traces)."""
         self.con.close()
 
     def __enter__(self) -> "Database":
@@ -263,6 +277,28 @@ class Database:
             "rejected_count AS rejected, complete, problem, loaded_at, source_path "
             "FROM traces ORDER BY trace_id", title="Traces")
 
+    def objects(self) -> Result:
+        """The tables and views, with what each holds."""
+        return self._query(
+            "SELECT table_name AS object, 'table' AS kind, coalesce(comment, '') AS description FROM duckdb_tables() "
+            "WHERE schema_name = 'main' AND NOT temporary UNION ALL "
+            "SELECT view_name, 'view', coalesce(comment, '') FROM duckdb_views() "
+            "WHERE schema_name = 'main' AND NOT internal AND NOT temporary ORDER BY 2, 1", title="Objects")
+
+    def schema(self, name: str | None = None) -> Result:
+        """Every column of the tables and views (or of the one named) with its type and meaning."""
+        objects = self.objects().rows
+        if name is not None:
+            objects = [o for o in objects if o[0] == name]
+            if not objects:
+                raise TracedbError(f"no table or view named {name!r} (see: tracedb schema)")
+        rows = []
+        for obj, kind, _ in objects:
+            rows += [(obj, kind, *col) for col in self.con.execute(
+                "SELECT column_name, data_type, coalesce(comment, '') FROM duckdb_columns() "
+                "WHERE schema_name = 'main' AND table_name = ? ORDER BY column_index", [obj]).fetchall()]
+        return Result(["object", "kind", "column", "type", "description"], rows, title="Schema")
+
     def trace(self, name: str) -> tuple[int, str]:
         """(trace_id, name) of a trace named by name or "#ID"."""
         return tracemod.find(self.con, name)
@@ -272,9 +308,8 @@ class Database:
         """Run a report (see tracedb.reports_available()); a comparison takes trace= and vs=."""
         report = reportmod.get(name)
         values = reportmod.bind(report, {"trace": trace, "vs": vs, "phase": phase, "limit": limit, **params})
-        if section is not None and section not in [s.name for s in report.sections]:
-            raise TracedbError(f"report {report.name} has no section {section!r} "
-                               f"(sections: {', '.join(s.name for s in report.sections)})")
+        if section is not None:
+            report.section(section)  # one that exists
         reportmod.check_trace(self.con, trace)
         reportmod.check_trace(self.con, vs)
         labels = reportmod.trace_labels(self.con, values) if report.compares else None
@@ -287,13 +322,85 @@ class Database:
 
     # -- changes
     def load(self, path: str | Path, *, name: str | None = None, replace: bool = False,
-             meta: dict[str, str] | None = None, progress: Callable[[str, int, int], None] | None = None):
+             meta: dict[str, str] | None = None, progress: ProgressFn | None = None,
+             kind: str | None = None) -> LoadOutcome:
         """Load one trace file in one transaction; returns its LoadOutcome (status loaded, replaced
-        or skipped). progress(stage, bytes read, events) is called as the load goes."""
+        or skipped). progress(stage, bytes read, events) is called as the load goes. kind: a
+        reader's kind (e.g. "op-mapping") when the content should not decide."""
         from .ingest.loader import load_file
 
         return load_file(self._writable("load traces"), path, name=name, replace=replace, meta=meta,
-                         progress=progress)
+                         progress=progress, kind=kind)
+
+    def load_all(self, paths: Iterable[str | Path], *, name: str | None = None, replace: bool = False,
+                 meta: dict[str, str] | None = None, op_mapping: str | Path | None = None,
+                 rules: str | Path | None = None,
+                 progress: Callable[[Path, str, int, int], None] | None = None,
+                 on_outcome: Callable[[LoadOutcome], None] | None = None,
+                 on_error: Callable[[Path, str], None] | None = None) -> "Loaded":
+        """What `tracedb load` does: store a rules file and load an op mapping first when given,
+        then each path (a trace file, or a directory written by export) in its own transaction.
+        A file that cannot be loaded is a failure in the returned Loaded (and on_error(path,
+        message)); the others still load. On Ctrl-C after some traces were committed, an
+        Interrupted error names them."""
+        from . import exchange
+        from .ingest.readers import OP_MAPPING
+
+        paths = [Path(p) for p in paths]
+        if name is not None and len(paths) > 1:
+            raise TracedbError("--name applies to one file; load the files one at a time to name them")
+        con = self._writable("load traces")
+        meta = dict(meta or {})
+        done = Loaded([], [])
+        # trace ids are never reused: whatever this load commits gets a larger id than any there now
+        first_new_id = con.execute("SELECT coalesce(max(trace_id), 0) + 1 FROM traces").fetchone()[0]
+
+        def landed(outcome: LoadOutcome) -> None:
+            done.outcomes.append(outcome)
+            if on_outcome:
+                on_outcome(outcome)
+
+        def watch(path: Path):
+            return (lambda stage, read, events: progress(path, stage, read, events)) if progress else None
+
+        try:
+            if rules is not None:
+                self.rules.add(rules)
+            if op_mapping is not None:
+                mapping = Path(op_mapping)
+                try:
+                    mapped = self.load(mapping, replace=replace, progress=watch(mapping), kind=OP_MAPPING)
+                except TracedbError as exc:
+                    raise TracedbError(f"--op-mapping: {exc}") from None
+                landed(mapped)
+                meta["op_mapping"] = mapped.name
+            for path in paths:
+                try:
+                    if exchange.is_export(path):
+                        if name is not None or meta:
+                            raise TracedbError(f"{path}: an export keeps its traces' names and parameters; "
+                                               "--name, --meta and --op-mapping do not apply to it")
+                        loaded = exchange.load_export(con, path, replace)
+                    else:
+                        loaded = [self.load(path, name=name, replace=replace, meta=meta, progress=watch(path))]
+                except TracedbError as exc:
+                    done.failures.append((path, str(exc)))
+                    if on_error:
+                        on_error(path, str(exc))
+                    continue
+                for outcome in loaded:
+                    landed(outcome)
+        except BaseException as exc:
+            if is_interrupt(exc):
+                _raise_if_committed(_names_since(con, first_new_id), len(paths))
+            raise
+        return done
+
+    def refresh(self) -> int:
+        """Re-derive every trace (after editing rules by hand), in one transaction; the trace count."""
+        from . import facts
+
+        return facts.refresh(self._writable("re-derive traces"))
 
     def remove(self, *names: str) -> list[str]:
         """Remove traces (by name or "#ID") and all their rows, in one transaction."""
@@ -314,10 +421,44 @@ class Database:
 
 
 def connect(path: str | Path | None = None, *, read_only: bool = True, wait: float = 0.0,
-            create: bool = True) -> Database:
+            create: bool = True, storage: str | None = None) -> Database:
     """Open a tracedb file: read-only unless read_only=False (which also creates a missing file,
-    unless create=False). wait: seconds to keep trying while another process holds the file."""
-    return Database(path, read_only=read_only, wait=wait, create=create)
+    unless create=False). wait: seconds to keep trying while another process holds the file.
+    storage: the DuckDB storage version of a file created now (default: tracedb.db.STORAGE_VERSION)."""
+    return Database(path, read_only=read_only, wait=wait, create=create, storage=storage)
+
+
+@dataclass
+class Loaded:
+    """What a load of several files did: an outcome per trace, and the files that failed."""
+
+    outcomes: list[LoadOutcome]
+    failures: list[tuple[Path, str]]  # (file, why)
+
+    def result(self) -> Result:
+        """The summary `tracedb load` prints."""
+        columns = ["name", "status", "trace_id", "platform", "events", "rejected", "complete", "seconds",
+                   "events_per_s"]
+        rows = [(o.name, o.status, o.trace_id, o.platform, o.events, o.rejected, o.complete, round(o.seconds, 2),
+                 int(o.events / o.seconds) if o.seconds else None) for o in self.outcomes]
+        return Result(columns, rows, title="Loaded")
+
+
+def _raise_if_committed(names: list[str], asked: int) -> None:
+    """After Ctrl-C: when traces were committed before it, say which (else the interrupt goes on,
+    and the command line says the database is unchanged); asked: the files the load was given."""
+    if names:
+        rest = " (the file in progress was not loaded)" if len(names) < asked else ""
+        raise Interrupted(f"interrupted; loaded: {', '.join(names)}{rest}") from None
+
+
+def _names_since(con: duckdb.DuckDBPyConnection, first_id: int) -> list[str]:
+    """Names of the traces committed with an id from first_id on (after an interrupt)."""
+    try:
+        return [r[0] for r in con.execute("SELECT name FROM traces WHERE trace_id >= ? ORDER BY trace_id",
+                                          [first_id]).fetchall()]
+    except duckdb.Error:
+        return []
 
 
 def reports_available() -> dict[str, reportmod.Report]:

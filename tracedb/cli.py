@@ -12,12 +12,30 @@ from typing import Annotated, List, Optional
 import duckdb
 import typer
 
-from . import __version__, api, facts, reports, rules
-from .db import STORAGE_VERSION, default_path, open_db
+from . import __version__, api, atomic, reports
+from .db import STORAGE_VERSION, default_path
 from .errors import Interrupted, TracedbError, is_interrupt
 from .render import Format, by_trace, render, to_json
 
 # The modules behind one command are imported by that command (a tiny load pays for nothing else).
+
+def _flags_take_no_value() -> None:
+    """typer 0.29's help shows a flag as if it took a value (--replace <bool>, even --help <bool>);
+    its plain help leaves the type out for flags, and so does ours."""
+    from typer.core import TyperOption
+
+    shown = getattr(TyperOption, "display_type_rich", None)
+    if shown is None or getattr(shown, "tracedb", False):
+        return
+
+    def display_type_rich(self, ctx):
+        return None if self.is_flag else shown(self, ctx)
+
+    display_type_rich.tracedb = True
+    TyperOption.display_type_rich = display_type_rich
+
+
+_flags_take_no_value()
 
 app = typer.Typer(
     help="tracedb: stream accelerator profiler traces into one DuckDB file and query them with SQL.",
@@ -33,10 +51,6 @@ FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output for
 RulesOption = Annotated[Optional[Path], typer.Option(
     "--rules", help="Your own kernel rules or annotation patterns CSV, stored in the database and tried "
                     "before the built-in ones (see: tracedb rules --help).", show_default=False)]
-
-# Memory DuckDB may use while loading; staged events beyond it spill to disk (see tracedb.ingest.bulk).
-LOAD_MEMORY_LIMIT = "192MB"
-
 
 def _db_path(db: Optional[Path]) -> Path:
     return Path(db) if db else Path(default_path())
@@ -74,68 +88,37 @@ def load(
     is told from the content: PyTorch-profiler (Kineto), mlir-aie, torch_npu trace_view.json and
     TensorCast Chrome traces (.json, .json.gz), Ascend profiler CSVs (kernel_details.csv,
     op_summary_*.csv, forward-pass CSVs) and op_mapping.yaml."""
-    from . import exchange
     from .ingest import params
-    from .ingest.readers import OP_MAPPING
 
-    if name is not None and len(files) > 1:
-        raise TracedbError("--name applies to one file; load the files one at a time to name them")
     run_params = params.parse_meta(meta)
     if not wait >= 0:  # NaN included
         raise TracedbError("--wait takes a number of seconds, 0 or more")
     if storage_version and _db_path(db).exists():
         say(f"tracedb: warning: {_db_path(db)} exists: it keeps its storage format (--storage-version applies "
             "to a database created by this load)")
-    con = open_db(_db_path(db), memory_limit=LOAD_MEMORY_LIMIT, wait=wait, storage=storage_version)
-    outcomes = []
-    failures = 0
-    # trace ids are never reused: whatever this load commits gets a larger id than any there now
-    first_new_id = con.execute("SELECT coalesce(max(trace_id), 0) + 1 FROM traces").fetchone()[0]
+    if name is not None and len(files) > 1:  # before the database is created
+        raise TracedbError("--name applies to one file; load the files one at a time to name them")
+    database = api.connect(_db_path(db), read_only=False, wait=wait, storage=storage_version)
+    outcomes: list = []
     try:
-        if rules_file:
-            _add_rules(con, rules_file)
-        if op_mapping:
-            try:
-                mapped = _load_with_progress(con, op_mapping, None, replace, {}, kind=OP_MAPPING)
-            except TracedbError as exc:
-                raise TracedbError(f"--op-mapping: {exc}") from None
-            outcomes.append(mapped)
-            _report_outcome(mapped)
-            run_params = {**run_params, "op_mapping": mapped.name}
-        for path in files:
-            try:
-                if exchange.is_export(path):  # a directory written by tracedb export
-                    if name is not None or meta or op_mapping:
-                        raise TracedbError(f"{path}: an export keeps its traces' names and parameters; "
-                                           "--name, --meta and --op-mapping do not apply to it")
-                    loaded = exchange.load_export(con, path, replace)
-                else:
-                    loaded = [_load_with_progress(con, path, name, replace, run_params)]
-            except TracedbError as exc:
-                say(f"tracedb: error: {exc}")
-                failures += 1
-                continue
-            for outcome in loaded:
-                outcomes.append(outcome)
-                _report_outcome(outcome)
-        if outcomes:
-            columns = ["name", "status", "trace_id", "platform", "events", "rejected", "complete", "seconds",
-                       "events_per_s"]
-            rows = [[o.name, o.status, o.trace_id, o.platform, o.events, o.rejected, o.complete,
-                     round(o.seconds, 2), int(o.events / o.seconds) if o.seconds else None] for o in outcomes]
-            render(columns, rows, fmt, title="Loaded")
-    except BaseException as exc:
-        if is_interrupt(exc):
-            _raise_if_committed(_loaded_since(con, first_new_id), len(files))
-        raise
+        with _LoadProgress() as progress:
+            done = database.load_all(
+                files, name=name, replace=replace, meta=run_params, op_mapping=op_mapping, rules=rules_file,
+                progress=progress.update if progress.shown else None,
+                on_outcome=lambda o: (outcomes.append(o), progress.finish(o.path), _report_outcome(o)),
+                on_error=lambda path, why: (progress.finish(path), say(f"tracedb: error: {why}")))
+        if done.outcomes:
+            _show(done.result(), fmt)
     finally:
         try:
-            con.close()
+            database.close()
         except BaseException as exc:  # closing checkpoints the file: a signal can land there too
             if is_interrupt(exc):
-                _raise_if_committed([o.name for o in outcomes if o.status in ("loaded", "replaced")], 0)
+                committed = [o.name for o in outcomes if o.status in ("loaded", "replaced")]
+                if committed:
+                    raise Interrupted(f"interrupted; loaded: {', '.join(committed)}") from None
             raise
-    if failures:
+    if done.failures:
         raise typer.Exit(1)
 
 
@@ -143,48 +126,48 @@ def load(
 _STAGES = {"read": "reading", "type": "typing events", "derive": "deriving facts"}
 
 
-def _raise_if_committed(names: list[str], asked: int) -> None:
-    """After Ctrl-C: when traces were committed before it, say which (else the caller's interrupt
-    says the database is unchanged); asked: the files the command was given."""
-    if names:
-        rest = " (the file in progress was not loaded)" if len(names) < asked else ""
-        raise Interrupted(f"interrupted; loaded: {', '.join(names)}{rest}") from None
+class _LoadProgress:
+    """One progress display on a terminal for a whole load: a line per file in progress naming its
+    stage (reading with a bar of the bytes, then typing events, then deriving facts) and the events
+    per second so far, counted as the summary counts them: events over the time since its load began.
+    Off the terminal it shows nothing."""
 
+    def __init__(self):
+        from rich.console import Console
 
-def _loaded_since(con, first_id: int) -> list[str]:
-    """Names of the traces committed with an id from first_id on (after an interrupt)."""
-    try:
-        return [r[0] for r in con.execute("SELECT name FROM traces WHERE trace_id >= ? ORDER BY trace_id",
-                                          [first_id]).fetchall()]
-    except duckdb.Error:
-        return []
+        self.console = Console(stderr=True, highlight=False)
+        self.shown = self.console.is_terminal
+        self.bar = None
+        self.tasks: dict[Path, tuple[int, float]] = {}
 
+    def __enter__(self) -> "_LoadProgress":
+        if self.shown:
+            from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
 
-def _load_with_progress(con, path: Path, name, replace, meta, kind=None):
-    """Load one file; on a terminal, a progress display names the stage (reading with a bar of the
-    bytes, then typing events, then deriving facts) and the events per second so far, counted as
-    the summary counts them: events over the time since the load began."""
-    from rich.console import Console
-    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
+                                TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), console=self.console,
+                                transient=True)
+            self.bar.__enter__()
+        return self
 
-    from .ingest.loader import load_file
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
 
-    err = Console(stderr=True, highlight=False)
-    if not err.is_terminal:
-        return load_file(con, path, name=name, replace=replace, meta=meta, kind=kind)
-    size = path.stat().st_size if path.is_file() else 0
-    started = time.perf_counter()
-    with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
-                  TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), console=err, transient=True) as bar:
-        task = bar.add_task(f"{path.name}: reading", total=size or None, rate="")
+    def update(self, path: Path, stage: str, done_bytes: int, events: int) -> None:
+        if path not in self.tasks:
+            size = path.stat().st_size if path.is_file() else 0
+            self.tasks[path] = (self.bar.add_task(f"{path.name}: reading", total=size or None, rate=""),
+                                time.perf_counter())
+        task, started = self.tasks[path]
+        elapsed = time.perf_counter() - started
+        rate = f"{events:,} events, {events / elapsed:,.0f}/s" if elapsed > 0 and events else ""
+        self.bar.update(task, completed=done_bytes, rate=rate, description=f"{path.name}: {_STAGES.get(stage, stage)}")
 
-        def progress(stage: str, done_bytes: int, events: int) -> None:
-            elapsed = time.perf_counter() - started
-            rate = f"{events:,} events, {events / elapsed:,.0f}/s" if elapsed > 0 and events else ""
-            bar.update(task, completed=done_bytes, rate=rate,
-                       description=f"{path.name}: {_STAGES.get(stage, stage)}")
-
-        return load_file(con, path, name=name, replace=replace, progress=progress, meta=meta, kind=kind)
+    def finish(self, path: Path) -> None:
+        task = self.tasks.pop(path, None)
+        if task is not None and self.bar is not None:
+            self.bar.remove_task(task[0])
 
 
 def _report_outcome(o) -> None:
@@ -265,26 +248,18 @@ def schema(
     fmt: FormatOption = Format.table,
 ) -> None:
     """Describe tables and views: every column with its type and meaning."""
-    with open_db(_db_path(db), read_only=True) as con:
-        objects = con.execute(
-            "SELECT table_name, 'table' AS kind, comment FROM duckdb_tables() WHERE schema_name = 'main' "
-            "AND NOT temporary UNION ALL "
-            "SELECT view_name, 'view', comment FROM duckdb_views() WHERE schema_name = 'main' AND NOT internal "
-            "AND NOT temporary ORDER BY 2, 1").fetchall()
-        if name:
-            objects = [o for o in objects if o[0] == name]
-            if not objects:
-                raise TracedbError(f"no table or view named {name!r} (see: tracedb schema)")
-        rows = []
-        for obj, kind, comment in objects:
-            if fmt is Format.table and not name:
-                rows.append([obj, kind, "", "", comment or ""])
-            cols = con.execute(
-                "SELECT column_name, data_type, comment FROM duckdb_columns() "
-                "WHERE schema_name = 'main' AND table_name = ? ORDER BY column_index", [obj]).fetchall()
-            rows.extend([obj if (fmt is not Format.table or name) else "", kind, c, t, d or ""]
-                        for c, t, d in cols)
-        render(["object", "kind", "column", "type", "description"], rows, fmt, title="Schema")
+    with api.connect(_db_path(db)) as database:
+        result = database.schema(name)
+        described = dict((o, d) for o, _, d in database.objects().rows)
+    if fmt is Format.table and not name:  # a heading row per object, its columns under it
+        rows, last = [], None
+        for obj, kind, column, type_, description in result.rows:
+            if obj != last:
+                rows.append((obj, kind, "", "", described.get(obj, "")))
+                last = obj
+            rows.append(("", kind, column, type_, description))
+        result = api.Result(result.columns, rows, title=result.title)
+    _show(result, fmt)
 
 
 @app.command("reports")
@@ -360,19 +335,37 @@ def run_report(
     if clash:
         raise TracedbError(f"--param {clash[0]}=...: use {_flag(clash[0])} instead")
     if show_sql:
-        values = reports.bind(report, {**named, **given})
-        typer.echo("\n\n".join(s.sql.rstrip() for s in report.sections if section in (None, s.name)))
-        typer.echo("-- parameters: " + ", ".join(f"${k} = {v!r}" for k, v in values.items()))
+        if section is not None:
+            report.section(section)  # one that exists
+        typer.echo(reports.pasteable(report, reports.bind(report, {**named, **given}), section))
         return
     if rules_file:
-        with open_db(_db_path(db), create=False) as con:
-            _add_rules(con, rules_file)
+        with api.connect(_db_path(db), read_only=False, create=False) as database:
+            _add_rules(database, rules_file)
     with api.connect(_db_path(db)) as database:
         result = database.report(name, section=section, **named, **given)
+    if fmt is Format.csv and len(result.sections) > 1:  # CSV holds one table: a stream or file each
+        if output is None:
+            rest = [n for n in result.sections][1:]
+            say(f"tracedb: report {name}: the {result.main_name} table; its other tables ({', '.join(rest)}): "
+                "--section NAME, or -o FILE.csv for a file each")
+            _print_report(result.only(result.main_name), fmt)
+            return
+        for part, path in _section_files(output, result):
+            _write_report(path, _db_path(db), lambda part=part: _print_report(result.only(part), fmt))
+        return
     if output is not None:
         _write_report(output, _db_path(db), lambda: _print_report(result, fmt, wide, bounded=False))
     else:
         _print_report(result, fmt, wide, bounded=limit is None)
+
+
+def _section_files(output: Path, result: "api.ReportResult") -> list[tuple[str, Path]]:
+    """A file per section: the first at output, each other beside it as NAME.SECTION.SUFFIX
+    (layer notes: NAME.layer_notes.csv)."""
+    names = list(result.sections)
+    return [(names[0], output)] + [
+        (n, output.with_name(f"{output.stem}.{n.replace(' ', '_')}{output.suffix or '.csv'}")) for n in names[1:]]
 
 
 def _write_report(output: Path, database: Path, write) -> None:
@@ -381,16 +374,11 @@ def _write_report(output: Path, database: Path, write) -> None:
         raise TracedbError(f"{output}: is the database itself; choose another output file")
     if output.is_dir():
         raise TracedbError(f"{output}: is a directory; give a file name")
-    partial = output.with_name(f".{output.name}.partial")
     try:
-        with open(partial, "w", encoding="utf-8") as out, contextlib.redirect_stdout(out):
+        with atomic.replacing(output) as out, contextlib.redirect_stdout(out):
             write()
-        os.replace(partial, output)
     except OSError as exc:
         raise TracedbError(f"{output}: cannot write: {exc.strerror or exc}") from None
-    finally:
-        if partial.exists():
-            partial.unlink()
     say(f"tracedb: wrote {output}")
 
 
@@ -401,9 +389,7 @@ def _print_report(result: "api.ReportResult", fmt: Format, wide: bool = False, b
     if fmt is Format.json and len(result.sections) > 1:
         typer.echo(to_json({name: r.records() for name, r in result.sections.items()}))
         return
-    for n, r in enumerate(result.sections.values()):
-        if fmt is Format.csv and n:
-            typer.echo("")
+    for r in result.sections.values():
         _print_section(r.shown(fmt, wide), fmt, bounded and fmt is Format.table, by_side=result.labels is None)
 
 
@@ -463,8 +449,8 @@ def rules_add(
     db: DbOption = None,
 ) -> None:
     """Store your own rules file (replacing an earlier one of the same name) and re-derive every trace."""
-    with open_db(_db_path(db), create=False) as con:
-        _add_rules(con, file)
+    with api.connect(_db_path(db), read_only=False, create=False) as database:
+        _add_rules(database, file)
 
 
 @rules_app.command("rm")
@@ -473,21 +459,21 @@ def rules_rm(
     db: DbOption = None,
 ) -> None:
     """Remove your rules of one source and re-derive every trace."""
-    with open_db(_db_path(db), create=False) as con:
-        removed = rules.remove_source(con, source)
+    with api.connect(_db_path(db), read_only=False, create=False) as database:
+        removed = database.rules.remove(source)
     say(f"tracedb: removed {removed} rule(s) of {source}")
 
 
 @app.command()
 def refresh(db: DbOption = None) -> None:
     """Re-derive every trace's operations, phases, stacks and layers (after editing rules by hand)."""
-    with open_db(_db_path(db), create=False) as con:
-        count = facts.refresh(con)
+    with api.connect(_db_path(db), read_only=False, create=False) as database:
+        count = database.refresh()
     say(f"tracedb: refreshed {count} trace(s)")
 
 
-def _add_rules(con, path: Path) -> None:
-    table, source, count = rules.add_file(con, path)
+def _add_rules(database: "api.Database", path: Path) -> None:
+    table, source, count = database.rules.add(path)
     say(f"tracedb: {count} rule(s) from {path} stored in {table} as source {source!r}")
 
 

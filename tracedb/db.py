@@ -22,6 +22,7 @@ import hashlib
 import os
 import re
 import time
+import weakref
 from pathlib import Path
 
 import duckdb
@@ -57,12 +58,53 @@ def latest_version() -> int:
 SCOPE_VARIABLE = "tracedb_scope"
 
 
+# Memory DuckDB may use while a load stages events (beyond it they spill to disk, see
+# tracedb.ingest.bulk), and while the derivation's joins and windows hold a trace's kernels
+# (about 1 KiB per kernel at peak).
+LOAD_MEMORY_LIMIT = "192MB"
+DERIVE_MEMORY_LIMIT = "1GB"
+
+# Settings a failed block could not put back (DuckDB refuses every statement, SET included, in an
+# aborted transaction): rollback() restores them.
+_restore_after_rollback: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, dict[str, str]]" = \
+    weakref.WeakKeyDictionary()
+
+
+@contextlib.contextmanager
+def settings(con: duckdb.DuckDBPyConnection, **values: object):
+    """Change DuckDB settings (memory_limit, preserve_insertion_order, ...) for a block, and put
+    back what they were after it, even when it fails inside a transaction. The one place tracedb
+    changes a setting: DuckDB settings are per connection and outlive transactions, so one left
+    changed would hold for every later statement (a user's notebook connection included). A
+    setting comes back as DuckDB shows it: a memory limit to 0.1 GiB."""
+    before = {k: con.execute("SELECT current_setting(?)", [k]).fetchone()[0] for k in values}
+    try:
+        for key, value in values.items():
+            _set(con, key, value)
+        yield
+    finally:
+        try:
+            for key, value in before.items():
+                _set(con, key, value)
+        except duckdb.TransactionException:  # the transaction failed: its owner's rollback restores them
+            _restore_after_rollback.setdefault(con, {}).update(before)
+
+
+def _set(con: duckdb.DuckDBPyConnection, key: str, value: object) -> None:
+    if not re.fullmatch(r"[a-z_]+", key):
+        raise ValueError(f"not a setting name: {key!r}")
+    literal = str(value).lower() if isinstance(value, bool) else str(value)
+    con.execute(f"SET {key} = '{literal}'")
+
+
 def rollback(con: duckdb.DuckDBPyConnection) -> None:
-    """ROLLBACK, and clear the derivation's scope: a derivation that failed could not clear it
-    (DuckDB refuses every statement in an aborted transaction) and a session variable outlives a
-    rollback, so every view read on the connection afterwards would see one trace alone."""
+    """ROLLBACK, then restore what a failed block could not: the settings it changed, and the
+    derivation's scope (a session variable outlives a rollback, so every view read on the
+    connection afterwards would see one trace alone)."""
     con.execute("ROLLBACK")
     con.execute(f"RESET VARIABLE {SCOPE_VARIABLE}")
+    for key, value in _restore_after_rollback.pop(con, {}).items():
+        _set(con, key, value)
 
 
 @contextlib.contextmanager

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +26,7 @@ from urllib.parse import quote
 
 import duckdb
 
-from . import __version__, db, facts
+from . import __version__, atomic, db, facts
 from .errors import TracedbError, reraise_interrupt
 from .ingest.loader import LoadOutcome, check_existing, delete_trace, trace_tables
 from .traces import find as find_trace
@@ -81,23 +80,15 @@ def export(con: duckdb.DuckDBPyConnection, out: Path, names: list[str] | None = 
     if not traces:
         raise TracedbError("the database holds no trace to export")
     # Written next to the target and renamed at the end: an export is there whole or not at all.
-    target = out.resolve()
-    partial = target.parent / f".{target.name}.partial"
-    shutil.rmtree(partial, ignore_errors=True)
     try:
-        files = _write(con, partial, traces)
-        if target.exists():
-            target.rmdir()  # empty, checked above
-        partial.rename(target)
+        with atomic.directory(out) as partial:
+            files = _write(con, partial, traces)
     except (OSError, duckdb.Error) as exc:
         raise TracedbError(f"{out}: cannot export: {' '.join(str(exc).split())[:300]}") from None
-    finally:
-        shutil.rmtree(partial, ignore_errors=True)
     return Exported(len(traces), files, out)
 
 
 def _write(con: duckdb.DuckDBPyConnection, out: Path, traces: list[tuple]) -> int:
-    out.mkdir(parents=True)
     tables = trace_tables(con)
     folders = _partitions(traces)
     files = 0

@@ -12,28 +12,23 @@ import duckdb
 
 from . import db
 
-# The joins and windows of the derivation hold a trace's kernels in memory (about 1 KiB per
-# kernel at peak); the load's tighter limit for staging is raised to this while deriving.
-DERIVE_MEMORY_LIMIT = "1GB"
-
 
 def derive(con: duckdb.DuckDBPyConnection, trace_id: int) -> None:
     """(Re)derive one trace's facts (the caller owns the transaction)."""
-    before = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
-    con.execute(f"SET memory_limit = '{DERIVE_MEMORY_LIMIT}'")
-    # the views read this trace's rows alone (the _in_scope macro): no other trace is scanned
-    con.execute(f"SET VARIABLE {db.SCOPE_VARIABLE} = {int(trace_id)}")
-    try:
-        db.run_file(con, "derive/kernel_facts.sql", {"trace_id": trace_id})
-        # AIE kernel runs only for an mlir-aie trace: no work for formats the trace is not
-        if con.execute("SELECT format = 'mlir-aie' FROM traces WHERE trace_id = ?", [trace_id]).fetchone()[0]:
-            db.run_file(con, "derive/aie_kernels.sql", {"trace_id": trace_id})
-    finally:
+    # the load's tighter limit for staging is raised to the derivation's while it runs
+    with db.settings(con, memory_limit=db.DERIVE_MEMORY_LIMIT):
+        # the views read this trace's rows alone (the _in_scope macro): no other trace is scanned
+        con.execute(f"SET VARIABLE {db.SCOPE_VARIABLE} = {int(trace_id)}")
         try:
-            con.execute(f"RESET VARIABLE {db.SCOPE_VARIABLE}")
-            con.execute(f"SET memory_limit = '{before}'")
-        except duckdb.TransactionException:
-            pass  # the transaction failed: its own error is the one to report (db.rollback clears the scope)
+            db.run_file(con, "derive/kernel_facts.sql", {"trace_id": trace_id})
+            # AIE kernel runs only for an mlir-aie trace: no work for formats the trace is not
+            if con.execute("SELECT format = 'mlir-aie' FROM traces WHERE trace_id = ?", [trace_id]).fetchone()[0]:
+                db.run_file(con, "derive/aie_kernels.sql", {"trace_id": trace_id})
+        finally:
+            try:
+                con.execute(f"RESET VARIABLE {db.SCOPE_VARIABLE}")
+            except duckdb.TransactionException:
+                pass  # the transaction failed: its own error is the one to report (db.rollback clears the scope)
 
 
 def derive_all(con: duckdb.DuckDBPyConnection) -> int:

@@ -90,6 +90,14 @@ class Report:
     params: dict[str, Param] = field(default_factory=dict)
     sections: list[Section] = field(default_factory=list)
 
+    def section(self, name: str) -> Section:
+        """The section of that name, or a TracedbError listing those there are."""
+        for s in self.sections:
+            if s.name == name:
+                return s
+        raise TracedbError(f"report {self.name} has no section {name!r} "
+                           f"(sections: {', '.join(s.name for s in self.sections)})")
+
     @property
     def summary(self) -> str:
         """Summary of the report: that of its first (main) table."""
@@ -278,6 +286,44 @@ def trace_labels(con: duckdb.DuckDBPyConnection, values: dict[str, Any]) -> tupl
 def trace_names(con: duckdb.DuckDBPyConnection, values: dict[str, Any]) -> tuple[str, str]:
     """The names of a comparison's traces A and B."""
     return con.execute("SELECT trace_name($a), trace_name($b)", {"a": values["trace"], "b": values["vs"]}).fetchone()
+
+
+def sql_literal(value: Any) -> str:
+    """A Python value as a DuckDB literal of the type it binds as."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return f"CAST('{value!r}' AS DOUBLE)"
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+# A string, a quoted name, a comment, or a $parameter: the parts of SQL text that parameters are
+# told apart from.
+_SQL_PART = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|--[^\n]*|/\*.*?\*/|\$(\w+)", re.S)
+
+
+def pasteable(report: Report, values: dict[str, Any], section: str | None = None) -> str:
+    """The report's SQL as a script for a DuckDB shell on the database: a SET VARIABLE per
+    parameter, then each section's query reading them with getvariable() (prepared-statement
+    parameters such as $phase only exist for a program that binds them)."""
+    chosen = [s for s in report.sections if section in (None, s.name)]
+    used = sorted({m.group(1) for s in chosen for m in _SQL_PART.finditer(s.sql)
+                   if m.group(1) and m.group(1) in values})
+    lines = [f"-- tracedb report {report.name}: paste into a DuckDB shell on the database (duckdb FILE); "
+             "change a SET VARIABLE to run it for other values"]
+    lines += [f'SET VARIABLE "{name}" = {sql_literal(values[name])};' for name in used]
+
+    def param(m: re.Match) -> str:
+        name = m.group(1)
+        return f"getvariable('{name}')" if name and name in values else m.group(0)
+
+    for s in chosen:
+        lines += ["", _SQL_PART.sub(param, s.sql).rstrip().rstrip(";") + ";"]
+    return "\n".join(lines)
 
 
 def run(con: duckdb.DuckDBPyConnection, report: Report, values: dict[str, Any]) -> list[tuple[Section, list[str], list[tuple]]]:

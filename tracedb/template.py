@@ -14,12 +14,11 @@ any older file), only slower, and tests/test_template.py fails until it is rebui
 from __future__ import annotations
 
 import gzip
-import os
 import shutil
 import tempfile
 from pathlib import Path
 
-from . import sqlfiles
+from . import atomic, sqlfiles
 
 TEMPLATE_NAME = "new_database.duckdb.gz"
 
@@ -30,29 +29,21 @@ def template_path() -> Path:
 
 def copy_to(path: Path) -> bool:
     """Write a new database at path from the template, never over a file another process created
-    meanwhile; False when there is no template or it cannot be written there (the caller creates
-    the database from the SQL files, and DuckDB says what is wrong with the path)."""
+    meanwhile (then that file is the database); False when there is no template or it cannot be
+    written there (the caller creates the database from the SQL files, and DuckDB says what is
+    wrong with the path)."""
     source = template_path()
     if not source.exists():
         return False
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.new")
-    try:
-        # the temporary name is this process's: one left by a killed process of the same id is stale
-        with gzip.open(source, "rb") as f, open(tmp, "wb") as out:
+
+    def fill(out) -> None:
+        with gzip.open(source, "rb") as f:
             shutil.copyfileobj(f, out, 1 << 20)
-        try:
-            os.link(tmp, path)  # atomic, and fails rather than replace a file that appeared
-        except FileExistsError:
-            pass  # another process created it first: open theirs
-        except OSError:  # a file system without hard links
-            with open(path, "xb") as out, open(tmp, "rb") as f:
-                shutil.copyfileobj(f, out, 1 << 20)
-    except FileExistsError:
-        pass  # the fallback found the file another process created first
+
+    try:
+        atomic.create(path, fill)
     except OSError:
         return False
-    finally:
-        tmp.unlink(missing_ok=True)
     return True
 
 

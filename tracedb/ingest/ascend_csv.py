@@ -25,9 +25,8 @@ import duckdb
 import orjson
 import pyarrow as pa
 
-from ..db import run_file
+from .. import db
 from ..errors import BadTraceFile, reraise_interrupt
-from ..facts import DERIVE_MEMORY_LIMIT
 from .chrome import RejectedEvent, to_ns
 from .source import TraceStream, is_gzip
 from .writer import insert_arrow
@@ -128,7 +127,7 @@ def _time(cells: list[str], index: int | None, label: str) -> int | None:
 def stage(con: duckdb.DuckDBPyConnection, path, progress=None) -> CsvResult:
     """Read the CSV at path into _csv_typed (and _staging_rejected), in bulk when it can be."""
     header, fmt = _header(path)
-    run_file(con, "ingest/ascend_csv_stage.sql")
+    db.run_file(con, "ingest/ascend_csv_stage.sql")
     result = _stage_bulk(con, path, header, fmt)
     if result is not None:
         if progress:
@@ -143,7 +142,7 @@ def stage(con: duckdb.DuckDBPyConnection, path, progress=None) -> CsvResult:
         result = _read(con, path, stream, text, header, fmt, progress)
     finally:
         text.close()
-    run_file(con, "ingest/ascend_csv_records.sql")
+    db.run_file(con, "ingest/ascend_csv_records.sql")
     return result
 
 
@@ -172,34 +171,29 @@ def _stage_bulk(con: duckdb.DuckDBPyConnection, path, header: list[str], fmt: st
     # The layout is fixed (no sniffing): the header we parsed, every cell as text, '' kept as ''.
     columns = {h: "VARCHAR" for h in header}
     added = [h for h in sorted(TYPED_HEADERS) if h not in columns]
-    con.execute("SET preserve_insertion_order = true")  # the rowid is the record's index
-    limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
     try:
-        con.execute("CREATE OR REPLACE TEMP TABLE _csv_raw AS SELECT * FROM read_csv($path, auto_detect = false, "
-                    "header = true, delim = ',', quote = '\"', escape = '\"', strict_mode = true, columns = $columns, "
-                    "nullstr = '\x01', compression = $compression, encoding = 'utf-8')",
-                    {"path": str(path), "columns": columns, "compression": "gzip" if is_gzip(path) else "none"})
-        con.execute("RESET preserve_insertion_order")
+        with db.settings(con, preserve_insertion_order=True):  # the rowid is the record's index
+            con.execute("CREATE OR REPLACE TEMP TABLE _csv_raw AS SELECT * FROM read_csv($path, auto_detect = false, "
+                        "header = true, delim = ',', quote = '\"', escape = '\"', strict_mode = true, "
+                        "columns = $columns, nullstr = '\x01', compression = $compression, encoding = 'utf-8')",
+                        {"path": str(path), "columns": columns, "compression": "gzip" if is_gzip(path) else "none"})
         # Packing wide records into JSON holds a few row groups per thread: the derivation's allowance
         # (the load's peak anyway) rather than the staging one.
-        con.execute(f"SET memory_limit = '{DERIVE_MEMORY_LIMIT}'")
-        for name in [*added, "__tracedb_none"]:  # names of our own: a column per absent typed header
-            con.execute(f'ALTER TABLE _csv_raw ADD COLUMN "{name}" VARCHAR')
-        first, last, count = con.execute("SELECT min(rowid), max(rowid), count(*) FROM _csv_raw").fetchone()
-        if count and last - first + 1 != count:
-            return _not_bulk(con)
-        run_file(con, "ingest/ascend_csv_bulk.sql",
-                 {"first_rowid": first or 0, "added": added, "typed": sorted(TYPED_HEADERS)})
-        if con.execute("SELECT count(*) FROM _csv_bulk WHERE needs_python").fetchone()[0]:
-            return _not_bulk(con)
+        with db.settings(con, memory_limit=db.DERIVE_MEMORY_LIMIT):
+            for name in [*added, "__tracedb_none"]:  # names of our own: a column per absent typed header
+                con.execute(f'ALTER TABLE _csv_raw ADD COLUMN "{name}" VARCHAR')
+            first, last, count = con.execute("SELECT min(rowid), max(rowid), count(*) FROM _csv_raw").fetchone()
+            if count and last - first + 1 != count:
+                return _not_bulk(con)
+            db.run_file(con, "ingest/ascend_csv_bulk.sql",
+                        {"first_rowid": first or 0, "added": added, "typed": sorted(TYPED_HEADERS)})
+            if con.execute("SELECT count(*) FROM _csv_bulk WHERE needs_python").fetchone()[0]:
+                return _not_bulk(con)
         con.execute("ALTER TABLE _csv_bulk RENAME TO _csv_typed")
         con.execute("DROP TABLE _csv_raw")
     except duckdb.Error as exc:  # a record DuckDB cannot read as the header says: the Python reader names it
         reraise_interrupt(exc)
         return _not_bulk(con)
-    finally:
-        con.execute("RESET preserve_insertion_order")
-        con.execute(f"SET memory_limit = '{limit}'")
     return CsvResult(fmt, event_count=count, metadata=[("header", header)])
 
 

@@ -22,6 +22,7 @@ the transaction it happens in.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import queue
 import tempfile
@@ -33,6 +34,7 @@ from typing import Callable
 
 import duckdb
 
+from .. import db
 from ..db import run_file
 from ..errors import reraise_interrupt
 from .boundaries import LEAD, boundary_pattern, last_boundary
@@ -74,29 +76,27 @@ def read_raw(con: duckdb.DuckDBPyConnection, stream: TraceStream, progress: Prog
     with tempfile.TemporaryDirectory(prefix="tracedb-") as tmp:
         feeder = _Feeder(stream, Path(tmp), progress)
         feeder.start()
-        con.execute("SET preserve_insertion_order = true")  # the rowid is the event index
-        con.execute("CREATE OR REPLACE TEMP TABLE _raw (raw JSON)")
-        rejections: list[Rejection] = []
-        try:
-            while (segment := feeder.segments.get()) is not None:
-                try:
-                    con.execute("INSERT INTO _raw SELECT json FROM "
-                                f"read_json_objects('{_quote(str(segment))}', format = 'array')")
-                except duckdb.Error as exc:  # a bad event: the others are read one window at a time
-                    reraise_interrupt(exc)
-                    rows = con.execute("SELECT count(*) FROM _raw").fetchone()[0]
-                    rejections += salvage(con, segment.read_bytes(), rows, Path(tmp) / "salvage.json")
-                segment.unlink()
-        except duckdb.Error as exc:
-            reraise_interrupt(exc)
-            drop_raw(con)
-            raise NotBulk(" ".join(str(exc).split())[:200]) from None
-        except NotSalvageable as exc:
-            drop_raw(con)
-            raise NotBulk(str(exc)) from None
-        finally:
-            feeder.cancel()
-            feeder.join()
+        # the rowid is the event index
+        with db.settings(con, preserve_insertion_order=True), _stopping(feeder):
+            con.execute("CREATE OR REPLACE TEMP TABLE _raw (raw JSON)")
+            rejections: list[Rejection] = []
+            try:
+                while (segment := feeder.segments.get()) is not None:
+                    try:
+                        con.execute("INSERT INTO _raw SELECT json FROM "
+                                    f"read_json_objects('{_quote(str(segment))}', format = 'array')")
+                    except duckdb.Error as exc:  # a bad event: the others are read one window at a time
+                        reraise_interrupt(exc)
+                        rows = con.execute("SELECT count(*) FROM _raw").fetchone()[0]
+                        rejections += salvage(con, segment.read_bytes(), rows, Path(tmp) / "salvage.json")
+                    segment.unlink()
+            except duckdb.Error as exc:
+                reraise_interrupt(exc)
+                drop_raw(con)
+                raise NotBulk(" ".join(str(exc).split())[:200]) from None
+            except NotSalvageable as exc:
+                drop_raw(con)
+                raise NotBulk(str(exc)) from None
     if feeder.problem:
         drop_raw(con)
         raise NotBulk(feeder.problem)
@@ -107,6 +107,16 @@ def read_raw(con: duckdb.DuckDBPyConnection, stream: TraceStream, progress: Prog
         raise NotBulk("rowids of _raw are not contiguous")
     return RawEvents(count, low or 0, feeder.capture.kind, feeder.capture.metadata(), feeder.disk_bytes,
                      rejections)
+
+
+@contextlib.contextmanager
+def _stopping(feeder: "_Feeder"):
+    """Stop the feeder thread when the block ends, however it ends."""
+    try:
+        yield
+    finally:
+        feeder.cancel()
+        feeder.join()
 
 
 def drop_raw(con: duckdb.DuckDBPyConnection) -> None:

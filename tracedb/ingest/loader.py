@@ -75,23 +75,24 @@ def load_file(con: duckdb.DuckDBPyConnection, path: str | Path, *, name: str | N
         return skipped
 
     started = time.perf_counter()
-    try:
-        stream = TraceStream(path)
+    # Staging holds at most the load's memory (beyond it DuckDB spills to disk); the settings are
+    # the connection's own again afterwards.
+    with db.settings(con, memory_limit=db.LOAD_MEMORY_LIMIT):
         try:
-            reader = reader_for(path, stream.head(8192), kind)
-            staged = reader.stage(con, path, stream, progress)
-            digest = digest or stream.digest()
+            stream = TraceStream(path)
+            try:
+                reader = reader_for(path, stream.head(8192), kind)
+                staged = reader.stage(con, path, stream, progress)
+                digest = digest or stream.digest()
+            finally:
+                stream.close()
+            # Row order within the event tables carries no meaning (event_id does): letting DuckDB
+            # write them in any order makes the split faster.
+            with db.settings(con, preserve_insertion_order=False):
+                return _load_in_transaction(con, reader, path, name, digest, size, clash, staged, progress,
+                                            started, meta)
         finally:
-            stream.close()
-        # Row order within the event tables carries no meaning (event_id does): letting DuckDB
-        # write them in any order makes the split faster.
-        con.execute("SET preserve_insertion_order = false")
-        outcome = _load_in_transaction(con, reader, path, name, digest, size, clash, staged, progress, started,
-                                       meta)
-    finally:
-        con.execute("RESET preserve_insertion_order")
-        drop_staging(con)
-    return outcome
+            drop_staging(con)
 
 
 def check_existing(con: duckdb.DuckDBPyConnection, path: Path, name: str, digest: str | None, replace: bool,
@@ -114,8 +115,7 @@ def check_existing(con: duckdb.DuckDBPyConnection, path: Path, name: str, digest
 def _load_in_transaction(con: duckdb.DuckDBPyConnection, reader, path: Path, name: str, digest: str,
                          size: int, clash, staged, progress: ProgressFn | None, started: float,
                          meta: dict[str, str] | None) -> LoadOutcome:
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with db.transaction(con, f"{path}: cannot load"):
         if clash:
             delete_trace(con, clash[0])
         trace_id = con.execute("SELECT nextval('trace_ids')").fetchone()[0]
@@ -138,10 +138,6 @@ def _load_in_transaction(con: duckdb.DuckDBPyConnection, reader, path: Path, nam
              trace_id])
         platform, rejected = con.execute("SELECT platform, rejected_count FROM traces WHERE trace_id = ?",
                                          [trace_id]).fetchone()
-        con.execute("COMMIT")
-    except BaseException:
-        db.rollback(con)
-        raise
     return LoadOutcome(path, name, "replaced" if clash else "loaded", trace_id, result.event_count,
                        rejected, result.complete, result.problem, platform, time.perf_counter() - started, size)
 
