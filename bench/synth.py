@@ -8,7 +8,8 @@ Concrete Inputs) with about 4.5 empty lists and 2.6 empty strings; events are la
 writes them (an object over four to six indented lines, args on their own line). Kernel names mix
 vendor libraries (cuBLASLt / hipBLASLt, FlashAttention, NCCL / RCCL), vLLM custom ops, Inductor's
 Triton kernels and PyTorch-native ones. Timestamps are epoch-scale fractional microseconds. Written
-streaming, so any size fits in memory.
+streaming, so any size fits in memory. The events and the vendors' constants are tracedb.testing's;
+the layout on disk is this file's.
 
     python bench/synth.py OUT.json --mb 1024 [--gzip] [--flavour amd]
 """
@@ -19,6 +20,9 @@ import argparse
 import gzip
 import json
 import random
+
+from tracedb.testing import (DEVICES, FLAVOURS, GPU, HELPER_CALL, LAUNCH, RUNTIME_VERSIONS, flow_finish, flow_start,
+                             frame_event, instant_event, kernel_event, metadata_event, runtime_call, x_event)
 
 # One layer of the model: (kernel, the cpu_op that launched it). The same model on an AMD GPU, as a
 # comparison partner: vendor kernels where NVIDIA has its own, the same Triton and PyTorch-native
@@ -55,14 +59,11 @@ LAYER = {
         ("ncclDevKernel_Generic_2(ncclDevKernelArgsStorage<4096ul>)", "vllm::all_reduce"),
     ],
 }
-LAUNCH = {"nvidia": "cudaLaunchKernel", "amd": "hipLaunchKernel"}
-HELPER_CALL = {"nvidia": "cudaStreamIsCapturing", "amd": "hipGetDevice"}
-DEVICES = {
-    "nvidia": '{"id": 0, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85018279936, '
-              '"computeMajor": 9, "computeMinor": 0, "warpSize": 32, "numSms": 132}',
-    "amd": '{"id": 0, "name": "AMD Instinct MI300X", "totalGlobalMem": 205822885888, '
-           '"computeMajor": 9, "computeMinor": 4, "warpSize": 64, "numSms": 304}',
-}
+# The host's process and thread (its main Python thread).
+HOST = {"pid": 4242, "tid": 4242}
+# Kineto's args of a kernel beyond its ids: launch configuration and occupancy.
+KERNEL_DETAILS = {"registers per thread": 128, "shared memory": 49152, "blocks per SM": 0.97,
+                  "warps per SM": 3.88, "grid": [132, 1, 1], "block": [384, 1, 1], "est. achieved occupancy %": 6}
 STEP_FRAMES = ["threading.py(1032): _bootstrap", "vllm/v1/worker/gpu_model_runner.py(1700): execute_model",
                "vllm/model_executor/models/llama.py(340): forward"]
 # The Python calls between the model's forward and one launch (about 30 frames per kernel in real
@@ -143,18 +144,13 @@ def generate(path: str, mb: float, use_gzip: bool, seed: int = 0, flavour: str =
     opener = gzip.open if use_gzip else open
     with opener(path, "wt", encoding="utf-8") as out:
         out.write('{\n  "schemaVersion": 1,\n  "deviceProperties": [\n')
-        out.write(f'    {DEVICES[flavour]}\n  ],\n')
-        if flavour == "amd":
-            out.write('  "roctracer_version": 4,\n  "hip_runtime_version": 60342,\n  "with_stack": 1,\n')
-        else:
-            out.write('  "cupti_version": 24,\n  "cuda_runtime_version": 12080,\n  "with_stack": 1,\n')
+        out.write(f'    {json.dumps(DEVICES[flavour])}\n  ],\n')
+        for key, value in {**RUNTIME_VERSIONS[flavour], "with_stack": 1}.items():
+            out.write(f'  {json.dumps(key)}: {json.dumps(value)},\n')
         out.write('  "traceEvents": [\n')
         w = Writer(out, int(mb * 1024 * 1024))
-        pid, tid = 4242, 4242
-        w.event({"name": "process_name", "ph": "M", "ts": 1736413971558000.0, "pid": pid, "tid": 0,
-                 "args": {"name": "python3"}})
-        w.event({"name": "thread_name", "ph": "M", "ts": 1736413971558000.0, "pid": pid, "tid": tid,
-                 "args": {"name": "thread 4242 (python3)"}})
+        w.event(metadata_event("process_name", "python3", HOST["pid"], ts=1736413971558000.0))
+        w.event(metadata_event("thread_name", f"thread {HOST['tid']} (python3)", **HOST, ts=1736413971558000.0))
         t = 1736413971558972.912
         gpu_t = t
         ext = corr = pyid = 0
@@ -180,9 +176,8 @@ def generate(path: str, mb: float, use_gzip: bool, seed: int = 0, flavour: str =
                         span = 40.0 if last else 6.0
                         for depth, frame in enumerate(depth_frames):
                             pyid += 1
-                            w.event({"ph": "X", "cat": "python_function", "name": frame, "pid": pid, "tid": tid,
-                                     "ts": ts(chain_start + depth * 0.3), "dur": ts(span - depth * 0.6),
-                                     "args": {"Python parent id": parent, "Python id": pyid, "Ev Idx": pyid}})
+                            w.event(frame_event(frame, ts(chain_start + depth * 0.3), ts(span - depth * 0.6),
+                                                pyid, parent, HOST, **{"Ev Idx": pyid}))
                             parent = pyid
                         t = chain_start + span + 0.5
                     # three cpu_ops: the op, its aten implementation, an allocation; with shapes
@@ -190,61 +185,46 @@ def generate(path: str, mb: float, use_gzip: bool, seed: int = 0, flavour: str =
                     for depth, (name, inputs) in enumerate(((op, 3), ("aten::addmm" if "mm" in op else op, 5),
                                                             ("aten::empty", 0))):
                         ext += 1
-                        w.event({"ph": "X", "cat": "cpu_op", "name": name, "pid": pid, "tid": tid,
-                                 "ts": ts(t_op + depth * 0.4), "dur": ts(12 - depth * 3),
-                                 "args": shape_args(ext, inputs) if inputs else empty_args(ext)})
+                        w.event(x_event("cpu_op", name, ts(t_op + depth * 0.4), ts(12 - depth * 3), HOST,
+                                        **(shape_args(ext, inputs) if inputs else empty_args(ext))))
                     corr += 1
                     launch_ts = ts(t_op + 1.5)
-                    w.event({"ph": "X", "cat": "cuda_runtime", "name": HELPER_CALL[flavour], "pid": pid, "tid": tid,
-                             "ts": ts(t_op + 1.0), "dur": 0.3, "args": {"cbid": 317, "correlation": corr}})
+                    w.event(runtime_call(HELPER_CALL[flavour], ts(t_op + 1.0), 0.3, corr, where=HOST, cbid=317))
                     corr += 1
-                    w.event({"ph": "X", "cat": "cuda_runtime", "name": LAUNCH[flavour], "pid": pid, "tid": tid,
-                             "ts": launch_ts, "dur": ts(rng.uniform(2, 5)),
-                             "args": {"External id": ext - 1, "cbid": 211, "correlation": corr}})
-                    w.event({"ph": "s", "id": corr, "pid": pid, "tid": tid, "ts": launch_ts, "cat": "ac2g",
-                             "name": "ac2g"})
+                    w.event(runtime_call(LAUNCH[flavour], launch_ts, ts(rng.uniform(2, 5)), corr, ext - 1, HOST,
+                                         cbid=211))
+                    w.event(flow_start("ac2g", corr, launch_ts, HOST))
                     gpu_t = max(gpu_t, launch_ts) + rng.uniform(1, 4)
                     kdur = ts(rng.uniform(2, 60))
-                    w.event({"ph": "X", "cat": "kernel", "name": kname, "pid": 0, "tid": 7, "ts": ts(gpu_t),
-                             "dur": kdur,
-                             "args": {"External id": ext - 1, "queued": 0, "device": 0, "context": 1, "stream": 7,
-                                      "correlation": corr, "registers per thread": 128, "shared memory": 49152,
-                                      "blocks per SM": 0.97, "warps per SM": 3.88, "grid": [132, 1, 1],
-                                      "block": [384, 1, 1], "est. achieved occupancy %": 6}})
-                    w.event({"ph": "f", "id": corr, "pid": 0, "tid": 7, "ts": ts(gpu_t), "cat": "ac2g",
-                             "name": "ac2g", "bp": "e"})
+                    w.event(kernel_event(kname, ts(gpu_t), kdur, corr, ext - 1, queued=0, context=1,
+                                         **KERNEL_DETAILS))
+                    w.event(flow_finish("ac2g", corr, ts(gpu_t), GPU))
                     if corr % 2:  # the autograd-style flow between the op and its implementation
-                        w.event({"ph": "s", "id": ext, "pid": pid, "tid": tid, "ts": ts(t_op), "cat": "fwdbwd",
-                                 "name": "fwdbwd"})
-                        w.event({"ph": "f", "id": ext, "pid": pid, "tid": tid, "ts": ts(t_op + 0.4), "cat": "fwdbwd",
-                                 "name": "fwdbwd", "bp": "e"})
+                        w.event(flow_start("fwdbwd", ext, ts(t_op), HOST))
+                        w.event(flow_finish("fwdbwd", ext, ts(t_op + 0.4), HOST))
                     gpu_t += kdur
                     if rng.random() < 0.3:
-                        w.event({"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": pid,
-                                 "tid": tid, "ts": ts(t_op + 0.5),
-                                 "args": {"Total Reserved": 121634816, "Total Allocated": 60817408, "Bytes": 4096,
-                                          "Device Id": 0, "Device Type": 1, "Addr": 139725623001088 + ext,
-                                          "Ev Idx": ext}})
+                        w.event(instant_event("cpu_instant_event", "[memory]", ts(t_op + 0.5), HOST, **{
+                            "Total Reserved": 121634816, "Total Allocated": 60817408, "Bytes": 4096,
+                            "Device Id": 0, "Device Type": 1, "Addr": 139725623001088 + ext, "Ev Idx": ext}))
                     t = t_op + 14
                 if layer % 16 == 0:
                     corr += 1
-                    w.event({"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pinned -> Device)", "pid": 0,
-                             "tid": 7, "ts": ts(gpu_t), "dur": 1.5,
-                             "args": {"External id": ext, "device": 0, "context": 1, "stream": 7,
-                                      "correlation": corr, "bytes": 4096, "memory bandwidth (GB/s)": 2.730666}})
+                    w.event(kernel_event("Memcpy HtoD (Pinned -> Device)", ts(gpu_t), 1.5, corr, ext,
+                                         cat="gpu_memcpy", context=1,
+                                         **{"bytes": 4096, "memory bandwidth (GB/s)": 2.730666}))
             # The step's annotations and Python frames enclose all of its launches (and kernels):
             # written once the step's length is known (Chrome traces need not be sorted).
             step_dur = ts(t - step_start + 20)
             name = f"execute_context_0(0)_generation_32({step})"
-            w.event({"ph": "X", "cat": "user_annotation", "name": name, "pid": pid, "tid": tid,
-                     "ts": ts(step_start), "dur": step_dur, "args": {"External id": step_ext, "Record function id": 0}})
-            w.event({"ph": "X", "cat": "gpu_user_annotation", "name": name, "pid": 0, "tid": 7, "ts": ts(gpu_start),
-                     "dur": ts(gpu_t - gpu_start + 1), "args": {"External id": step_ext}})
+            w.event(x_event("user_annotation", name, ts(step_start), step_dur, HOST,
+                            **{"External id": step_ext, "Record function id": 0}))
+            w.event(x_event("gpu_user_annotation", name, ts(gpu_start), ts(gpu_t - gpu_start + 1), GPU,
+                            **{"External id": step_ext}))
             parent = None
             for depth, frame in enumerate(STEP_FRAMES):
-                w.event({"ph": "X", "cat": "python_function", "name": frame, "pid": pid, "tid": tid,
-                         "ts": ts(step_start + 0.1 + depth * 0.05), "dur": ts(step_dur - 1 - depth * 0.1),
-                         "args": {"Python parent id": parent, "Python id": step_frame + depth, "Ev Idx": step_frame + depth}})
+                w.event(frame_event(frame, ts(step_start + 0.1 + depth * 0.05), ts(step_dur - 1 - depth * 0.1),
+                                    step_frame + depth, parent, HOST, **{"Ev Idx": step_frame + depth}))
                 parent = step_frame + depth
             t = t + 30
         out.write('\n  ],\n  "traceName": "synthetic",\n  "displayTimeUnit": "ms",\n'
@@ -258,7 +238,7 @@ def main() -> None:
     ap.add_argument("--mb", type=float, default=100.0, help="approximate uncompressed size in MiB")
     ap.add_argument("--gzip", action="store_true")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--flavour", choices=("nvidia", "amd"), default="nvidia",
+    ap.add_argument("--flavour", choices=FLAVOURS, default="nvidia",
                     help="kernel names and device of an NVIDIA H100 or an AMD MI300X run")
     a = ap.parse_args()
     n = generate(a.out, a.mb, a.gzip, a.seed, a.flavour)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tracedb import testing
 from tracedb.db import open_db
 from tracedb.ingest.loader import load_file
 
@@ -25,6 +26,8 @@ KINETO = sorted((FIXTURES / "kineto").glob("*.json.gz"))
 # Real traces of everyday size (2-64 MB), too large for the repository: the tests that read them
 # skip when they are absent (CI has them beside the clone).
 CORPUS = Path(os.environ.get("TRACEDB_CORPUS", ROOT.parent / "shared" / "corpus"))
+
+write_trace = testing.write_trace  # tests import it from here
 
 
 def read_fixture(path: Path):
@@ -51,15 +54,6 @@ def con(db_path, migrated_db):
     c = open_db(db_path)
     yield c
     c.close()
-
-
-def write_trace(path: Path, events, **metadata) -> Path:
-    """A Kineto-style trace file: metadata keys around traceEvents (as json text)."""
-    body = {"schemaVersion": 1, **{k: v for k, v in metadata.items() if not k.startswith("after_")},
-            "traceEvents": events}
-    body.update({k[len("after_"):]: v for k, v in metadata.items() if k.startswith("after_")})
-    path.write_text(json.dumps(body))
-    return path
 
 
 @dataclass

@@ -5,40 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import load, write_trace
-
-PID, TID = 100, 100
-CPU = {"pid": PID, "tid": TID}
-GPU = {"pid": 0, "tid": 7}
-
-
-class TraceBuilder:
-    """Events of a tiny Kineto trace: CPU launches and the GPU kernels they start."""
-
-    def __init__(self):
-        self.events: list[dict] = [
-            {"ph": "M", "name": "process_name", "pid": PID, "tid": 0, "args": {"name": "python3"}}]
-        self.corr = 1000
-
-    def x(self, cat, name, ts, dur, where=CPU, **args):
-        self.events.append({"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur, **where, "args": args})
-
-    def kernel(self, name, launch_ts, kernel_ts, dur=5, corr=None, launch=True, ext=None):
-        """A kernel at kernel_ts launched by a cudaLaunchKernel at launch_ts (same correlation)."""
-        if corr is None:
-            self.corr += 1
-            corr = self.corr
-        if launch:
-            self.x("cuda_runtime", "cudaLaunchKernel", launch_ts, 2, correlation=corr,
-                   **({"External id": ext} if ext else {}))
-        args = {"correlation": corr, "stream": 7, "device": 0}
-        if ext:
-            args["External id"] = ext
-        self.x("kernel", name, kernel_ts, dur, GPU, **args)
-        return corr
-
-    def write(self, path):
-        return write_trace(path, self.events, deviceProperties=[{"id": 0, "name": "NVIDIA H100", "warpSize": 32}])
+from conftest import load
+from tracedb.testing import GPU, KinetoTrace
 
 
 def facts(con, trace_id=None, order="k.ts_ns"):
@@ -50,7 +18,7 @@ def facts(con, trace_id=None, order="k.ts_ns"):
 
 
 def test_phase_from_cpu_annotation_when_kernel_runs_after_it(con, tmp_path):
-    b = TraceBuilder()
+    b = KinetoTrace()
     b.x("user_annotation", "execute_context_1(888_788544)_generation_0(0)", 1000, 100)
     b.kernel("nvjet_tst_64x8_prefill", launch_ts=1050, kernel_ts=1500)   # kernel after the annotation ended
     b.x("user_annotation", "step[DECODE bs=32]", 2000, 100)
@@ -72,7 +40,7 @@ def test_phase_from_cpu_annotation_when_kernel_runs_after_it(con, tmp_path):
 
 
 def test_gpu_annotation_wins_and_profiler_step_gives_iteration(con, tmp_path):
-    b = TraceBuilder()
+    b = KinetoTrace()
     b.x("user_annotation", "ProfilerStep#7", 0, 10_000)
     b.x("user_annotation", "execute_context_0(0)_generation_4(4)", 100, 100)
     b.x("gpu_user_annotation", "execute_context_2(99)_generation_0(0)", 1000, 1000, GPU)
@@ -85,13 +53,13 @@ def test_gpu_annotation_wins_and_profiler_step_gives_iteration(con, tmp_path):
 
 
 def test_python_stack_chain_in_order(con, tmp_path):
-    b = TraceBuilder()
+    b = KinetoTrace()
     frames = [("threading.py(1032): _bootstrap", 0, 1000, 1, None),
               ("vllm/worker/model_runner.py(1700): execute_model", 10, 900, 2, 1),
               ("vllm/model_executor/models/llama.py(340): forward", 20, 800, 3, 2),
               ("torch/nn/modules/module.py(1750): _call_impl", 30, 20, 4, 3)]  # finished before the launch
-    for name, ts, dur, pid_, parent in frames:
-        b.x("python_function", name, ts, dur, **{"Python id": pid_, "Python parent id": parent})
+    for name, ts, dur, python_id, parent in frames:
+        b.frame(name, ts, dur, python_id, parent)
     b.x("cpu_op", "aten::mm", 95, 20, **{"External id": 55})
     b.kernel("nvjet_tst_128x64", launch_ts=100, kernel_ts=300, ext=55)
     load(con, b.write(tmp_path / "stack.json"))
@@ -103,13 +71,11 @@ def test_python_stack_chain_in_order(con, tmp_path):
 
 
 def test_graph_replay_keeps_one_row_per_kernel(con, tmp_path):
-    b = TraceBuilder()
-    b.x("python_function", "vllm/v1/worker/gpu_model_runner.py(1500): execute_model", 0, 1000,
-        **{"Python id": 1, "Python parent id": None})
-    b.x("python_function", "torch/cuda/graphs.py(139): replay", 40, 100, **{"Python id": 2, "Python parent id": 1})
-    b.x("cuda_runtime", "cudaGraphLaunch", 50, 10, correlation=77)
-    for i, name in enumerate(["nvjet_a", "flash_fwd_splitkv_kernel", "nvjet_b"]):
-        b.kernel(name, launch_ts=None, kernel_ts=200 + 10 * i, corr=77, launch=False)
+    b = KinetoTrace()
+    b.frame("vllm/v1/worker/gpu_model_runner.py(1500): execute_model", 0, 1000, python_id=1)
+    b.frame("torch/cuda/graphs.py(139): replay", 40, 100, python_id=2, parent=1)
+    kernels = ["nvjet_a", "flash_fwd_splitkv_kernel", "nvjet_b"]
+    b.graph_launch(50, [(name, 200 + 10 * i) for i, name in enumerate(kernels)], dur=10, corr=77)
     load(con, b.write(tmp_path / "graph.json"))
     assert con.execute("SELECT count(*), count(DISTINCT kernel_id) FROM kernel_stacks").fetchone() == (3, 3)
     assert con.execute("SELECT count(*) FROM kernel_launches WHERE graph").fetchone()[0] == 3
@@ -134,7 +100,7 @@ def _model_pass(b, start, layers=3):
 
 
 def test_layer_boundaries_fall_on_the_right_kernels(con, tmp_path):
-    b = TraceBuilder()
+    b = KinetoTrace()
     b.x("user_annotation", "execute_context_1(64)_generation_0(0)", 0, 500)
     names = _model_pass(b, 0)
     b.x("user_annotation", "execute_context_0(0)_generation_8(8)", 10_000, 500)
@@ -155,7 +121,7 @@ def test_layer_boundaries_fall_on_the_right_kernels(con, tmp_path):
 
 
 def test_classification_uses_first_matching_rule(con, tmp_path):
-    b = TraceBuilder()
+    b = KinetoTrace()
     for i, name in enumerate(["vllm::rotary_embedding_kernel", "void at::native::embedding_kernel",
                               "_matmul_ogs_NNT_bf16_swiglu", "_matmul_ogs_NNT_bf16", "ncclDevKernel_AllReduce_Sum",
                               "cudnn_ampere_scudnn_128x64_relu_xregs", "some_unknown_kernel_name"]):

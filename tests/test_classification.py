@@ -6,15 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import CORPUS, FIXTURES, load, write_trace
-from test_analysis import GPU, TraceBuilder
+from conftest import CORPUS, FIXTURES, load
+from tracedb.testing import GPU, KinetoTrace
 
 GENERIC = "ncclDevKernel_Generic_2(ncclDevKernelArgsStorage<4096ul>)"  # RCCL's one kernel for every collective
-
-
-def amd(builder: TraceBuilder, path):
-    return write_trace(path, builder.events, deviceProperties=[{"id": 0, "name": "AMD Instinct MI300X",
-                                                                 "warpSize": 64}])
 
 
 def ops_of(con):
@@ -23,7 +18,7 @@ def ops_of(con):
 
 
 def test_a_generic_collective_is_named_by_what_launched_it(con, tmp_path):
-    b = TraceBuilder()
+    b = KinetoTrace("amd")
     # c10d: record_param_comms says which collective (External id links op, launch and kernel)
     b.x("cpu_op", "record_param_comms", 10, 20, **{"External id": 1, "Collective name": "allreduce"})
     b.kernel(GENERIC + " #c10d", launch_ts=12, kernel_ts=100, ext=1)
@@ -41,7 +36,7 @@ def test_a_generic_collective_is_named_by_what_launched_it(con, tmp_path):
     # a context refines only the families it covers: a GEMM launched by an all-reduce op stays a GEMM
     b.x("cpu_op", "vllm::all_reduce", 95, 20, **{"External id": 3})
     b.kernel("Cijk_Alik_Bljk_BBS_BH_MT64x64x64", launch_ts=97, kernel_ts=600, ext=3)
-    load(con, amd(b, tmp_path / "rccl.json"))
+    load(con, b.write(tmp_path / "rccl.json"))
     assert ops_of(con) == {
         GENERIC + " #c10d": ("All-Reduce", "collective"),
         GENERIC + " #vllm": ("All-Reduce", "cpu_op"),
@@ -53,7 +48,7 @@ def test_a_generic_collective_is_named_by_what_launched_it(con, tmp_path):
 
 
 def test_nccl_names_its_collective_the_same_way(con, tmp_path):
-    b = TraceBuilder()
+    b = KinetoTrace()
     for i, name in enumerate(["ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
                               "ncclDevKernel_Broadcast_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
                               "ncclDevKernel_ReduceScatter_Sum_f32_RING_LL", "ncclDevKernel_AllGather_RING_LL",
@@ -82,7 +77,7 @@ def test_nccl_names_its_collective_the_same_way(con, tmp_path):
     ("triton_tem_fused_addmm_0", "Dense GEMM"),  # an Inductor GEMM template computes its GEMM
 ])
 def test_an_inductor_name_is_read_as_the_operations_it_lists(con, tmp_path, name, op):
-    b = TraceBuilder()
+    b = KinetoTrace()
     b.kernel(name, launch_ts=0, kernel_ts=100)
     load(con, b.write(tmp_path / "inductor.json"))
     got, decided = ops_of(con)[name]
@@ -93,7 +88,7 @@ def test_an_inductor_name_is_read_as_the_operations_it_lists(con, tmp_path, name
 def test_context_rules_in_a_users_file(con, tmp_path):
     from tracedb import rules
 
-    b = TraceBuilder()
+    b = KinetoTrace()
     b.x("cpu_op", "mylib::fused_gemm", 0, 20, **{"External id": 7})
     b.kernel("my_unnamed_kernel_3", launch_ts=2, kernel_ts=100, ext=7)
     load(con, b.write(tmp_path / "mine.json"))

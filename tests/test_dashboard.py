@@ -3,6 +3,14 @@ database holding a trace pair and an AIE trace. Skipped when the dashboard extra
 
 from __future__ import annotations
 
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
 import pytest
 
 from conftest import FIXTURES, KINETO, ROOT, run_cli
@@ -20,7 +28,8 @@ def db(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("dashboard")
     path = tmp / "t.duckdb"
     pair = [next(p for p in KINETO if p.name.startswith(n)) for n in PAIR]
-    planted = [build(tmp / "nv.json", A_LAYER), build(tmp / "amd.json", B_LAYER, platform="AMD")]
+    # twelve layers: enough for a chart ordered as text to run 0, 1, 10, 11, 2, ...
+    planted = [build(tmp / "nv.json", A_LAYER, layers=12), build(tmp / "amd.json", B_LAYER, layers=12, platform="AMD")]
     run_cli("load", *pair, *planted, FIXTURES / "aie" / "mlir-aie_parse-trace_test1.json", db=path, check=True)
     return path
 
@@ -41,6 +50,10 @@ def frame_with(app, column):
     return next(d.value for d in app.dataframe if column in d.value.columns)
 
 
+def charts(app) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in app.get("vega_lite_chart")]
+
+
 def test_dashboard_shows_every_page(db, monkeypatch):
     app = run_app(db, monkeypatch)
     assert [t.label for t in app.tabs] == ["Traces", "Operations", "Compare", "Fusion", "Layer gaps", "AIE iterations"]
@@ -49,11 +62,27 @@ def test_dashboard_shows_every_page(db, monkeypatch):
     assert traces.name.tolist() == [*PAIR, "nv", "amd", "mlir-aie_parse-trace_test1"]
     ops = frame_with(app, "share_pct")
     assert round(ops.share_pct.sum()) == 100  # the ops report of the first trace
-    compare = frame_with(app, "a_total_ns")
+    compare = frame_with(app, "a_cpu_op")
     assert set(compare.op) >= {"Dense GEMM", "Attention"}
     iterations = frame_with(app, "total_span_cycles")
     assert iterations.iteration_index.tolist() == [0, 1]
-    assert len(app.get("vega_lite_chart")) >= 4  # operations, compare, layer gaps, AIE
+    # durations in a person's unit, never raw nanoseconds
+    for frame in (d.value for d in app.dataframe):
+        assert not [c for c in frame.columns if c.endswith("_ns")], list(frame.columns)
+    assert any(c in compare.columns for c in ("a_total µs", "a_total ms"))
+    assert len(charts(app)) >= 4  # operations, compare, layer gaps, AIE
+
+
+def test_comparison_bars_stand_side_by_side_and_layers_run_in_order(db, monkeypatch):
+    app = run_app(db, monkeypatch, trace_a="nv", trace_b="amd")
+    pairs = [c for c in charts(app) if "yOffset" in c["encoding"]]
+    assert len(pairs) == 2  # compare and layer gaps: A and B next to each other, not stacked
+    for spec in pairs:
+        assert spec["encoding"]["color"]["field"] == "trace" and "stack" not in spec["encoding"]["x"]
+        assert spec["encoding"]["x"]["title"].split("(")[1].rstrip(")") in ("ns", "µs", "ms", "s")
+    layers = next(c for c in pairs if c["encoding"]["y"]["field"] == "layer")
+    order = layers["encoding"]["y"]["sort"]
+    assert order == [str(n) for n in sorted(int(v) for v in order)] and len(order) == 12  # 0, 1, 2, ..., 10, 11
 
 
 def test_dashboard_compares_the_chosen_pair(db, monkeypatch):
@@ -69,3 +98,45 @@ def test_dashboard_names_a_missing_database(tmp_path, monkeypatch):
     app = AppTest.from_file(str(APP), default_timeout=60)
     app.run()
     assert not app.exception and "no such database" in app.error[0].value
+
+
+BROWSERS = ("chromium", "chromium-browser", "google-chrome")
+
+
+@pytest.mark.skipif(not any(shutil.which(b) for b in BROWSERS), reason="no headless Chromium installed")
+def test_dashboard_renders_in_a_headless_browser(db, tmp_path):
+    """The app as a person opens it: a Streamlit server, and Chromium running the page's scripts."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(APP), "--server.headless", "true", "--server.port", str(port),
+         "--browser.gatherUsageStats", "false", "--", "--db", str(db)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2)
+                break
+            except OSError:
+                time.sleep(0.5)
+        browser = next(shutil.which(b) for b in BROWSERS if shutil.which(b))
+        page = f"http://127.0.0.1:{port}"
+        common = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=15000",
+                  "--window-size=1400,1100"]
+        for _ in range(4):  # the first visit also waits for the app's first run
+            dom = subprocess.run([*common, "--dump-dom", page], capture_output=True, text=True, timeout=120).stdout
+            if "stTab" in dom:
+                break
+        png = tmp_path / "dashboard.png"
+        subprocess.run([*common, f"--screenshot={png}", page], capture_output=True, timeout=120)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    for tab in ("Traces", "Operations", "Compare", "Fusion", "Layer gaps", "AIE iterations"):
+        assert f"<p>{tab}</p>" in dom, tab
+    assert "h100_bert-small" in dom and "mi300_bert-small" in dom  # the pair chosen in the sidebar
+    assert dom.count("stDataFrame") > 0 and "stException" not in dom and "Traceback" not in dom
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import load
-from test_analysis import GPU, TraceBuilder
+from tracedb.testing import KinetoTrace
 
 EXECUTE = "vllm/v1/worker/gpu_model_runner.py(3380): execute_model"
 LLAMA = "vllm/model_executor/models/llama.py(581): forward"
@@ -15,15 +15,12 @@ HF_MODEL = "transformers/models/llama/modeling_llama.py({line}): forward"
 GEMM, ATTENTION, NORM = "nvjet_tst_128x64_64x4_1x2_h_bz_TNT", "flash_fwd_kernel", "rms_norm_kernel"
 
 
-class ServingTrace(TraceBuilder):
+class ServingTrace(KinetoTrace):
     """Model steps of a serving engine: frames around eager launches or graph replays."""
 
     def __init__(self):
         super().__init__()
         self.ext = 0
-
-    def frame(self, name, ts, dur):
-        self.x("python_function", name, ts, dur)
 
     def eager_layer(self, ts, gpu_ts, dims=None):
         """One layer launched op by op: norm, a GEMM (by aten::linear, with its Input Dims when
@@ -37,12 +34,8 @@ class ServingTrace(TraceBuilder):
 
     def replayed_layers(self, ts, gpu_ts, layers):
         """Layers run by one CUDA graph launch: every kernel shares the launch's correlation."""
-        self.corr += 1
-        self.x("cuda_runtime", "cudaGraphLaunch", ts, 5, correlation=self.corr)
-        for i in range(layers):
-            for j, name in enumerate((NORM, GEMM, ATTENTION)):
-                self.x("kernel", name, gpu_ts + 30 * i + 10 * j, 5, GPU,
-                       correlation=self.corr, stream=7, device=0)
+        self.graph_launch(ts, [(name, gpu_ts + 30 * i + 10 * j)
+                               for i in range(layers) for j, name in enumerate((NORM, GEMM, ATTENTION))])
 
 
 def steps(con):

@@ -9,7 +9,7 @@ See tracedb.api for the whole API.
 
 __version__ = "0.1.0"
 
-from .api import Database, ReportResult, Result, connect, reports_available  # noqa: E402
+from .api import Database, Loaded, ReportResult, Result, connect, reports_available  # noqa: E402
 from .errors import TracedbError  # noqa: E402
 
-__all__ = ["connect", "Database", "Result", "ReportResult", "reports_available", "TracedbError", "__version__"]
+__all__ = ["connect", "Database", "Loaded", "Result", "ReportResult", "reports_available", "TracedbError", "__version__"]

@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # the loader is imported by the calls that load (a report nee
     from .ingest.readers import ProgressFn
 
 
-@dataclass
+@dataclass(repr=False)
 class Result:
     """Rows of one table, with what the renderers need to show them."""
 
@@ -77,6 +77,29 @@ class Result:
             raise TracedbError("Result.pl() needs polars: pip install polars (or use .arrow() / .records())") from None
         return polars.from_arrow(self.arrow())
 
+    def in_units(self) -> "Result":
+        """The rows with durations and sizes as numbers in their column's unit, the one the
+        terminal table picks (a_total_ns of a few thousand ns becomes "a_total µs"), for charts and
+        DataFrames a person reads; other columns as they are."""
+        from .render import column_unit
+
+        columns, scales = [], []
+        for i, name in enumerate(self.columns):
+            fmt = self.formats.get(name)
+            unit = column_unit(name, [r[i] for r in self.rows], fmt) if fmt != "percent" else None
+            if unit and unit[1] != "%":
+                columns.append(unit[0])
+                scales.append(unit[2])
+            else:
+                columns.append(name)
+                scales.append(None)
+        rows = [tuple(v / sc if sc and isinstance(v, (int, float)) and not isinstance(v, bool) else v
+                      for v, sc in zip(row, scales)) for row in self.rows]
+        renamed = dict(zip(self.columns, columns))
+        return Result(columns, rows, {renamed[k]: v for k, v in self.formats.items() if k in renamed},
+                      [renamed.get(c, c) for c in self.totals], [renamed.get(c, c) for c in self.notes], self.title,
+                      [renamed.get(c, c) for c in self.wide], [renamed.get(c, c) for c in self.json_only])
+
     def shown(self, fmt: Format | str = Format.table, wide: bool = False) -> "Result":
         """The columns a format shows: a table or markdown leaves out the wide ones unless asked,
         every format but json the nested ones."""
@@ -114,8 +137,10 @@ class Result:
     def __str__(self) -> str:
         return self.text()
 
+    __repr__ = __str__  # a Python prompt shows the table, as the terminal does
 
-@dataclass
+
+@dataclass(repr=False)
 class ReportResult:
     """A report's sections (the first is "main"), run with bound parameters."""
 
@@ -176,6 +201,8 @@ class ReportResult:
 
     def __str__(self) -> str:
         return "".join(r.text() for r in self.sections.values())
+
+    __repr__ = __str__
 
 
 class _Text(io.StringIO):

@@ -1,11 +1,12 @@
-"""tracedb dashboard: a Streamlit app over a tracedb database file.
+"""tracedb dashboard: a Streamlit app over a tracedb database file, through tracedb's Python API.
 
     pip install '.[dashboard]'
     streamlit run examples/dashboard/app.py -- --db demo.duckdb
 
-Every question opens the file read-only and closes it at once (see `query`), so `tracedb load`
-can write to the same file between two clicks. The tables and charts come from tracedb's own
-reports (sql/reports/*.sql), so they show exactly what `tracedb report` shows.
+Every question opens the file read-only and closes it at once (see `report`), so `tracedb load`
+can write to the same file between two clicks. The tables and charts are tracedb's own reports
+(db.report), so they hold exactly what `tracedb report` prints; durations are shown in the unit
+the terminal table picks for each column (Result.in_units).
 """
 
 from __future__ import annotations
@@ -15,12 +16,11 @@ import os
 import sys
 from pathlib import Path
 
-import duckdb
+import altair as alt
 import pandas as pd
 import streamlit as st
 
-from tracedb import reports
-from tracedb.errors import TracedbError
+import tracedb
 
 
 def database_path() -> Path:
@@ -30,37 +30,60 @@ def database_path() -> Path:
     return Path(st.sidebar.text_input("Database file", known.db))
 
 
-def query(db: Path, sql: str, params: list | None = None) -> pd.DataFrame:
-    """One short read-only connection per question: it never keeps a writer out for long."""
-    with duckdb.connect(str(db), read_only=True) as con:
-        return con.execute(sql, params or []).df()
+def report(db: Path, name: str, **params) -> dict[str, tracedb.Result]:
+    """A report's sections, from one short read-only connection (it never keeps a writer out)."""
+    with tracedb.connect(db) as con:
+        return con.report(name, **params).sections
 
 
-def report(db: Path, name: str, **given) -> dict[str, pd.DataFrame]:
-    """A tracedb report's sections as DataFrames, from one short read-only connection."""
-    spec = reports.get(name)
-    values = reports.bind(spec, given)
-    with duckdb.connect(str(db), read_only=True) as con:
-        return {section.name: pd.DataFrame(rows, columns=columns)
-                for section, columns, rows in reports.run(con, spec, values)}
+def table(result: tracedb.Result) -> pd.DataFrame:
+    """A result as a person reads it: durations in their column's unit."""
+    frame = result.in_units().df()
+    st.dataframe(frame, hide_index=True)
+    return frame
 
 
-def bars(frame: pd.DataFrame, label: str, values: list[str], scale: float = 1.0, unit: str = "") -> None:
-    """A bar chart of some columns of a frame, labelled by one of its columns."""
-    if frame.empty:
+def unit_of(result: tracedb.Result, column: str) -> tuple[str, str]:
+    """(header, unit) a duration column takes in result.in_units()."""
+    header = result.in_units().columns[result.columns.index(column)]
+    return header, header.rsplit(" ", 1)[-1]
+
+
+def side_by_side(result: tracedb.Result, label: str, a: str, b: str, names: tuple[str, str],
+                 order: list | None = None) -> None:
+    """A bar pair per row of a comparison: trace A's and trace B's values next to each other
+    (not stacked), rows in the given order (default: as the report orders them)."""
+    if not result.rows:
         st.info("Nothing to chart.")
         return
-    chart = frame.set_index(label)[values].astype(float) / scale
-    st.bar_chart(chart.rename(columns={v: f"{v} ({unit})" if unit else v for v in values}), horizontal=True)
+    frame = result.in_units().df()
+    (a_col, unit), (b_col, _) = unit_of(result, a), unit_of(result, b)
+    long = pd.concat([pd.DataFrame({label: frame[label].astype(str), "trace": f"A: {names[0]}", unit: frame[a_col]}),
+                      pd.DataFrame({label: frame[label].astype(str), "trace": f"B: {names[1]}", unit: frame[b_col]})])
+    rows = [str(v) for v in (order if order is not None else frame[label].tolist())]
+    chart = alt.Chart(long).mark_bar().encode(
+        y=alt.Y(f"{label}:N", sort=rows, title=None),
+        yOffset=alt.YOffset("trace:N"),
+        x=alt.X(f"{unit}:Q", title=f"GPU time ({unit})"),
+        color=alt.Color("trace:N", legend=alt.Legend(orient="top", title=None)),
+        tooltip=[label, "trace", alt.Tooltip(f"{unit}:Q", format=",.2f")])
+    st.altair_chart(chart, width="stretch", height=120 + 34 * len(rows))
 
 
-def traces_overview(db: Path) -> pd.DataFrame:
-    traces = query(db, "SELECT t.trace_id, t.name, t.format, t.platform, t.device_name, t.event_count, "
-                       "t.rejected_count, t.complete, (SELECT count(*) FROM kernels k WHERE k.trace_id = t.trace_id) "
-                       "AS kernels, (SELECT sum(dur_ns) FROM kernels k WHERE k.trace_id = t.trace_id) / 1e6 AS kernel_ms "
-                       "FROM traces t ORDER BY t.trace_id")
-    st.dataframe(traces, hide_index=True)
-    return traces
+def bars(result: tracedb.Result, label: str, value: str, title: str) -> None:
+    """One bar per row, in the report's order."""
+    if not result.rows:
+        st.info("Nothing to chart.")
+        return
+    frame = result.in_units().df()
+    header = result.in_units().columns[result.columns.index(value)]
+    unit = header.rsplit(" ", 1)[-1] if header != value else ""  # a duration's unit; a count has none
+    frame[label] = frame[label].astype(str)
+    chart = alt.Chart(frame).mark_bar().encode(
+        y=alt.Y(f"{label}:N", sort=frame[label].tolist(), title=None),
+        x=alt.X(f"{header}:Q", title=f"{title} ({unit})" if unit else title),
+        tooltip=[label, alt.Tooltip(f"{header}:Q", format=",.2f")])
+    st.altair_chart(chart, width="stretch", height=120 + 24 * len(frame))
 
 
 def main() -> None:
@@ -72,23 +95,31 @@ def main() -> None:
         return
     try:
         show(db)
-    except (duckdb.Error, TracedbError) as exc:
-        st.error(" ".join(str(exc).split()))
+    except tracedb.TracedbError as exc:
+        st.error(str(exc))
 
 
 def show(db: Path) -> None:
     tabs = st.tabs(["Traces", "Operations", "Compare", "Fusion", "Layer gaps", "AIE iterations"])
+    with tracedb.connect(db) as con:
+        traces = con.sql("SELECT t.name, t.format, t.platform, t.device_name, t.event_count AS events, "
+                         "t.rejected_count AS rejected, t.complete, count(k.kernel_id) AS kernels, "
+                         "sum(k.dur_ns) AS kernel_ns FROM traces t LEFT JOIN kernels k USING (trace_id) "
+                         "GROUP BY t.trace_id, t.name, t.format, t.platform, t.device_name, t.event_count, "
+                         "t.rejected_count, t.complete ORDER BY t.trace_id")
     with tabs[0]:
-        traces = traces_overview(db)
-    with_kernels = traces[traces.kernels > 0].name.tolist()
+        overview = table(traces)
+    with_kernels = overview[overview.kernels > 0].name.tolist()
     with tabs[1]:
         if not with_kernels:
             st.info("No trace with kernels.")
         else:
             name = st.selectbox("Trace", with_kernels, key="ops_trace")
             ops = report(db, "ops", trace=name, limit=30)["main"]
-            bars(ops.assign(label=ops.op + " · " + ops.phase), "label", ["total_ns"], 1e3, "µs")
-            st.dataframe(ops, hide_index=True)
+            labelled = tracedb.Result(["operation", *ops.columns], [(f"{r[1]} · {r[2]}", *r) for r in ops.rows],
+                                      ops.formats)
+            bars(labelled, "operation", "total_ns", "GPU time")
+            table(ops)
     if len(with_kernels) < 2:
         for tab in tabs[2:5]:
             with tab:
@@ -98,35 +129,41 @@ def show(db: Path) -> None:
         b = st.sidebar.selectbox("Trace B", with_kernels, index=1, key="trace_b")
         with tabs[2]:
             compare = report(db, "compare", trace=a, vs=b)
-            bars(compare["main"], "op", ["a_total_ns", "b_total_ns"], 1e3, "µs")
-            st.dataframe(compare["main"], hide_index=True)
-            st.dataframe(compare["summary"], hide_index=True)
+            side_by_side(compare["main"], "op", "a_total_ns", "b_total_ns", (a, b))
+            table(compare["main"])
+            table(compare["summary"])
         with tabs[3]:
             fusion = report(db, "fusion", trace=a, vs=b)
             findings = fusion["main"]
             st.metric("Findings", len(findings))
-            if not findings.empty:
-                bars(findings.assign(label=findings.finding.astype(str) + " · " + findings.fused_op),
-                     "label", ["at_stake_ns"], 1e3, "µs at stake")
-            st.dataframe(findings, hide_index=True)
-            st.dataframe(fusion["sides"], hide_index=True)
+            if findings.rows:
+                labelled = tracedb.Result(["finding", *findings.columns[1:]],
+                                          [(f"{r[0]} · {r[3]}", *r[1:]) for r in findings.rows], findings.formats)
+                bars(labelled, "finding", "at_stake_ns", "at stake")
+            table(findings)
+            table(fusion["sides"])
         with tabs[4]:
             layers = report(db, "alignment", trace=a, vs=b)["main"]
-            if layers.empty:
+            if not layers.rows:
                 st.info("No layers found in these traces.")
             else:
-                bars(layers.assign(label="layer " + layers.layer.astype(str)), "label", ["gap_ns"], 1e3, "µs")
-            st.dataframe(layers, hide_index=True)
+                # the report puts the largest gaps first; the chart runs through the model, layer by layer
+                order = sorted(r[0] for r in layers.rows)
+                side_by_side(layers, "layer", "a_total_ns", "b_total_ns", (a, b), order=order)
+            table(layers)
     with tabs[5]:
-        aie = traces[traces.format == "mlir-aie"].name.tolist()
+        aie = overview[overview.format == "mlir-aie"].name.tolist()
         if not aie:
             st.info("No mlir-aie trace loaded.")
         else:
             name = st.selectbox("AIE trace", aie, key="aie_trace")
             iterations = report(db, "aie-iterations", trace=name)["main"]
-            bars(iterations.assign(label=iterations.tile_name + " · " + iterations.iteration_index.astype(str)),
-                 "label", ["total_span_cycles"], 1.0, "cycles")
-            st.dataframe(iterations, hide_index=True)
+            cols = iterations.columns
+            labelled = tracedb.Result(["iteration", *cols], [
+                (f"{r[cols.index('tile_name')]} · {r[cols.index('iteration_index')]}", *r) for r in iterations.rows],
+                iterations.formats)
+            bars(labelled, "iteration", "total_span_cycles", "span (cycles)")
+            table(iterations)
 
 
 main()
