@@ -10,10 +10,9 @@ from collections import Counter
 import pytest
 
 from conftest import FIXTURES, database_of, load, read_only, run_cli, write_trace
+from tracedb import testing
 
 LAYERS = 20
-CPU = {"pid": 100, "tid": 100}
-GPU = {"pid": 0, "tid": 7}
 
 # Side A runs RMSNorm then the QKV GEMM as two kernels and three elementwise kernels per layer;
 # side B runs one fused RMSNorm+GEMM kernel and one elementwise kernel. Both run the same Triton
@@ -54,14 +53,11 @@ def build_steps(path, steps, platform="NVIDIA"):
         start = t
         for name, dur in [k for _ in range(layers) for k in layer]:
             corr += 1
-            events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": t - 5, "dur": 2,
-                           **CPU, "args": {"correlation": corr}})
-            events.append({"ph": "X", "cat": "kernel", "name": name, "ts": t, "dur": dur, **GPU,
-                           "args": {"correlation": corr, "stream": 7, "device": 0}})
+            events.append(testing.runtime_call("cudaLaunchKernel", t - 5, 2, corr))
+            events.append(testing.kernel_event(name, t, dur, corr))
             t += dur + 1
         if annotation:
-            events.append({"ph": "X", "cat": "user_annotation", "name": annotation, "ts": start - 10,
-                           "dur": t - start + 5, **CPU, "args": {}})
+            events.append(testing.x_event("user_annotation", annotation, start - 10, t - start + 5))
         t += 100
     device = ({"id": 0, "name": "NVIDIA H100 80GB HBM3", "warpSize": 32} if platform == "NVIDIA"
               else {"id": 0, "name": "AMD Instinct MI300X", "warpSize": 64})

@@ -309,8 +309,7 @@ def upgrade(con: duckdb.DuckDBPyConnection, force_views: bool = False) -> None:
     if bootstrapped and version == latest_version() and stored == wanted and not force_views:
         return
     schema_dir = sqlfiles.sql_dir() / "schema"
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(con, "cannot bring the database up to date"):
         if not bootstrapped:
             run_script(con, (schema_dir / "000_bootstrap.sql").read_text(encoding="utf-8"))
         for number, path in migrations():
@@ -320,10 +319,6 @@ def upgrade(con: duckdb.DuckDBPyConnection, force_views: bool = False) -> None:
             con.execute("INSERT INTO tracedb_schema VALUES (?, ?, now()::TIMESTAMP)", [number, path.name])
         if stored != wanted or force_views:
             _apply_views(con, wanted)
-        con.execute("COMMIT")
-    except BaseException:
-        rollback(con)
-        raise
 
 
 def _apply_views(con: duckdb.DuckDBPyConnection, wanted: dict[str, str]) -> None:
