@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+from pathlib import Path
 
 import pytest
 
@@ -133,3 +134,40 @@ def test_a_result_converts_and_shows(bert):
     assert "| op | kernels |" in q.to_markdown()
     with pytest.raises(tracedb.TracedbError, match="no section"):
         r["nope"]
+
+
+def test_in_units_per_column_or_shared_for_one_axis():
+    r = tracedb.Result(["op", "a_total_ns", "b_total_ns", "share_pct"],
+                       [("x", 5_000_000, 3_000, 50.0), ("y", 2_000_000, 1_000, 50.0)],
+                       {"a_total_ns": "duration", "b_total_ns": "duration", "share_pct": "percent"})
+    own = r.in_units()
+    assert own.columns == ["op", "a_total ms", "b_total µs", "share_pct"] and own.rows[0] == ("x", 5.0, 3.0, 50.0)
+    shared = r.in_units(shared=True)  # A and B drawn on one axis: one unit, the largest's
+    assert shared.columns == ["op", "a_total ms", "b_total ms", "share_pct"] and shared.rows[0] == ("x", 5.0, 0.003, 50.0)
+
+
+def test_ctrl_c_in_a_load_names_what_was_committed(tmp_path, monkeypatch):
+    """Rules stored and traces loaded before a Ctrl-C are named; the file in progress is not."""
+    rules = tmp_path / "my_rules.csv"
+    rules.write_text("priority,platform,match,pattern,op,label\n1,AMD,prefix,attn_fwd,Attention,mine\n")
+    real = tracedb.Database.load
+
+    def interrupted_on_the_second(self, path, **kw):
+        if Path(path) == BERT[1]:
+            raise KeyboardInterrupt
+        return real(self, path, **kw)
+
+    monkeypatch.setattr(tracedb.Database, "load", interrupted_on_the_second)
+    with tracedb.connect(tmp_path / "i.duckdb", read_only=False) as db:
+        with pytest.raises(tracedb.api.Interrupted) as caught:
+            db.load_all(BERT, rules=rules)
+    assert str(caught.value) == ("interrupted; rules 'my_rules.csv' stored; loaded: h100_bert-small "
+                                 "(the file in progress was not loaded)")
+
+
+def test_csv_files_of_a_report_are_written_all_or_none(bert, tmp_path):
+    args, _ = _args("alignment")
+    (tmp_path / "out.pairs.csv").mkdir()  # the third file cannot be written
+    proc = run_cli("report", "alignment", *args, "--format", "csv", "-o", tmp_path / "out.csv", db=bert)
+    assert proc.returncode == 1 and "out.pairs.csv: is a directory" in proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.pairs.csv"]

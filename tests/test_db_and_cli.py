@@ -188,3 +188,19 @@ def test_atomic_writes_leave_the_target_whole_or_untouched(tmp_path):
         (tmp / "a").write_text("1")
     assert (folder / "a").read_text() == "1"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["export", "fresh.bin", "report.txt"]  # no leftovers
+
+
+def test_settings_come_back_even_unlimited_and_after_a_commit_the_block_made(con):
+    import tracedb.db as dbmod
+
+    con.execute("SET memory_limit = '-1'")  # no limit: shown as 16383.9 PiB, which SET refuses
+    with dbmod.settings(con, memory_limit="100MB"):
+        pass
+    assert con.execute("SELECT current_setting('memory_limit')").fetchone()[0].endswith("PiB")
+    # a Ctrl-C landing as COMMIT returns: the rollback finds no transaction, and the interrupt goes on
+    with pytest.raises(KeyboardInterrupt):
+        with dbmod.transaction(con, "cannot test"):
+            con.execute("CREATE TABLE kept (x INTEGER)")
+            con.execute("COMMIT")
+            raise KeyboardInterrupt
+    assert con.execute("SELECT count(*) FROM kept").fetchone()[0] == 0

@@ -77,22 +77,25 @@ class Result:
             raise TracedbError("Result.pl() needs polars: pip install polars (or use .arrow() / .records())") from None
         return polars.from_arrow(self.arrow())
 
-    def in_units(self) -> "Result":
+    def in_units(self, shared: bool = False) -> "Result":
         """The rows with durations and sizes as numbers in their column's unit, the one the
         terminal table picks (a_total_ns of a few thousand ns becomes "a_total µs"), for charts and
-        DataFrames a person reads; other columns as they are."""
-        from .render import column_unit
+        DataFrames a person reads; other columns as they are. shared: every duration column in one
+        unit (and every size in one), the largest's, so that columns drawn on one axis compare."""
+        from .render import column_unit, format_of
 
+        def values(i: int) -> list:
+            return [r[i] for r in self.rows]
+
+        kinds = [format_of(name, self.formats.get(name)) for name in self.columns]
+        pooled = {k: [v for i, kk in enumerate(kinds) if kk == k for v in values(i)] for k in ("duration", "bytes")}
         columns, scales = [], []
         for i, name in enumerate(self.columns):
-            fmt = self.formats.get(name)
-            unit = column_unit(name, [r[i] for r in self.rows], fmt) if fmt != "percent" else None
-            if unit and unit[1] != "%":
-                columns.append(unit[0])
-                scales.append(unit[2])
-            else:
-                columns.append(name)
-                scales.append(None)
+            unit = None
+            if kinds[i] in ("duration", "bytes"):
+                unit = column_unit(name, pooled[kinds[i]] if shared else values(i), kinds[i])
+            columns.append(unit[0] if unit else name)
+            scales.append(unit[2] if unit else None)
         rows = [tuple(v / sc if sc and isinstance(v, (int, float)) and not isinstance(v, bool) else v
                       for v, sc in zip(row, scales)) for row in self.rows]
         renamed = dict(zip(self.columns, columns))
@@ -390,9 +393,10 @@ class Database:
         def watch(path: Path):
             return (lambda stage, read, events: progress(path, stage, read, events)) if progress else None
 
+        stored_rules = in_progress = None
         try:
             if rules is not None:
-                self.rules.add(rules)
+                stored_rules = self.rules.add(rules)[1]
             if op_mapping is not None:
                 mapping = Path(op_mapping)
                 try:
@@ -402,6 +406,7 @@ class Database:
                 landed(mapped)
                 meta["op_mapping"] = mapped.name
             for path in paths:
+                in_progress = None if exchange.is_export(path) else path
                 try:
                     if exchange.is_export(path):
                         if name is not None or meta:
@@ -417,9 +422,10 @@ class Database:
                     continue
                 for outcome in loaded:
                     landed(outcome)
+                in_progress = None
         except BaseException as exc:
             if is_interrupt(exc):
-                _raise_if_committed(_names_since(con, first_new_id), len(paths))
+                _raise_if_committed(con, first_new_id, in_progress, stored_rules)
             raise
         return done
 
@@ -471,21 +477,25 @@ class Loaded:
         return Result(columns, rows, title="Loaded")
 
 
-def _raise_if_committed(names: list[str], asked: int) -> None:
-    """After Ctrl-C: when traces were committed before it, say which (else the interrupt goes on,
-    and the command line says the database is unchanged); asked: the files the load was given."""
-    if names:
-        rest = " (the file in progress was not loaded)" if len(names) < asked else ""
-        raise Interrupted(f"interrupted; loaded: {', '.join(names)}{rest}") from None
-
-
-def _names_since(con: duckdb.DuckDBPyConnection, first_id: int) -> list[str]:
-    """Names of the traces committed with an id from first_id on (after an interrupt)."""
+def _raise_if_committed(con: duckdb.DuckDBPyConnection, first_id: int, in_progress: Path | None,
+                        rules_source: str | None) -> None:
+    """After Ctrl-C: when a load committed anything before it (traces with an id from first_id
+    on, a rules file), say what, and whether the trace file in progress was loaded (a Ctrl-C can
+    land as its commit returns); else the interrupt goes on, and the command line says the
+    database is unchanged."""
     try:
-        return [r[0] for r in con.execute("SELECT name FROM traces WHERE trace_id >= ? ORDER BY trace_id",
-                                          [first_id]).fetchall()]
+        rows = con.execute("SELECT name, source_path FROM traces WHERE trace_id >= ? ORDER BY trace_id",
+                           [first_id]).fetchall()
     except duckdb.Error:
-        return []
+        rows = []
+    done = [f"rules {rules_source!r} stored"] if rules_source else []
+    if rows:
+        done.append(f"loaded: {', '.join(r[0] for r in rows)}")
+    if not done:
+        return
+    lost = in_progress is not None and str(in_progress.resolve()) not in {r[1] for r in rows}
+    rest = " (the file in progress was not loaded)" if lost else ""
+    raise Interrupted(f"interrupted; {'; '.join(done)}{rest}") from None
 
 
 def reports_available() -> dict[str, reportmod.Report]:

@@ -7,7 +7,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, List, Optional
+from typing import Annotated, Callable, List, Optional
 
 import duckdb
 import typer
@@ -337,7 +337,11 @@ def run_report(
     if show_sql:
         if section is not None:
             report.section(section)  # one that exists
-        typer.echo(reports.pasteable(report, reports.bind(report, {**named, **given}), section))
+        script = reports.pasteable(report, reports.bind(report, {**named, **given}), section)
+        if output is not None:
+            _write_report(output, _db_path(db), lambda: typer.echo(script))
+        else:
+            typer.echo(script)
         return
     if rules_file:
         with api.connect(_db_path(db), read_only=False, create=False) as database:
@@ -351,8 +355,8 @@ def run_report(
                 "--section NAME, or -o FILE.csv for a file each")
             _print_report(result.only(result.main_name), fmt)
             return
-        for part, path in _section_files(output, result):
-            _write_report(path, _db_path(db), lambda part=part: _print_report(result.only(part), fmt))
+        _write_reports(_db_path(db), [(path, lambda part=part: _print_report(result.only(part), fmt))
+                                      for part, path in _section_files(output, result)])
         return
     if output is not None:
         _write_report(output, _db_path(db), lambda: _print_report(result, fmt, wide, bounded=False))
@@ -369,17 +373,30 @@ def _section_files(output: Path, result: "api.ReportResult") -> list[tuple[str, 
 
 
 def _write_report(output: Path, database: Path, write) -> None:
-    """Write a report to a file: whole or not at all (a temporary file renamed), never over the database."""
-    if output.exists() and database.exists() and os.path.samefile(output, database):
-        raise TracedbError(f"{output}: is the database itself; choose another output file")
-    if output.is_dir():
-        raise TracedbError(f"{output}: is a directory; give a file name")
+    """Write a report to a file (see _write_reports)."""
+    _write_reports(database, [(output, write)])
+
+
+def _write_reports(database: Path, writes: list[tuple[Path, Callable[[], None]]]) -> None:
+    """Write files, each by a function printing to standard output: all of them or none (each
+    is written beside its target and the renames come once every one is written), never over the
+    database or a directory."""
+    for output, _ in writes:
+        if output.exists() and database.exists() and os.path.samefile(output, database):
+            raise TracedbError(f"{output}: is the database itself; choose another output file")
+        if output.is_dir():
+            raise TracedbError(f"{output}: is a directory; give a file name")
+    current = writes[0][0]
     try:
-        with atomic.replacing(output) as out, contextlib.redirect_stdout(out):
-            write()
+        with contextlib.ExitStack() as files:
+            for current, write in writes:
+                out = files.enter_context(atomic.replacing(current))
+                with contextlib.redirect_stdout(out):
+                    write()
     except OSError as exc:
-        raise TracedbError(f"{output}: cannot write: {exc.strerror or exc}") from None
-    say(f"tracedb: wrote {output}")
+        raise TracedbError(f"{current}: cannot write: {exc.strerror or exc}") from None
+    for output, _ in writes:
+        say(f"tracedb: wrote {output}")
 
 
 def _print_report(result: "api.ReportResult", fmt: Format, wide: bool = False, bounded: bool = False) -> None:

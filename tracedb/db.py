@@ -94,14 +94,22 @@ def _set(con: duckdb.DuckDBPyConnection, key: str, value: object) -> None:
     if not re.fullmatch(r"[a-z_]+", key):
         raise ValueError(f"not a setting name: {key!r}")
     literal = str(value).lower() if isinstance(value, bool) else str(value)
+    if key == "memory_limit" and literal.endswith("PiB"):
+        literal = "-1"  # no limit reads back as 16383.9 PiB, which SET refuses
     con.execute(f"SET {key} = '{literal}'")
 
 
 def rollback(con: duckdb.DuckDBPyConnection) -> None:
-    """ROLLBACK, then restore what a failed block could not: the settings it changed, and the
-    derivation's scope (a session variable outlives a rollback, so every view read on the
-    connection afterwards would see one trace alone)."""
-    con.execute("ROLLBACK")
+    """ROLLBACK (when the transaction is still open), then restore what a failed block could not:
+    the settings it changed, and the derivation's scope (a session variable outlives a rollback,
+    so every view read on the connection afterwards would see one trace alone)."""
+    try:
+        con.execute("ROLLBACK")
+    except duckdb.TransactionException as exc:
+        # a Ctrl-C that lands as COMMIT returns: the transaction is committed, and the interrupt
+        # (not this) is what the caller must see
+        if "no transaction is active" not in str(exc):
+            raise
     con.execute(f"RESET VARIABLE {SCOPE_VARIABLE}")
     for key, value in _restore_after_rollback.pop(con, {}).items():
         _set(con, key, value)

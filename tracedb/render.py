@@ -126,6 +126,11 @@ def in_unit(value: Any, unit: str, scale: float) -> str:
     return f"{scaled:,.2f}"
 
 
+def format_of(column: str, fmt: str | None) -> str:
+    """A column's display format: the one declared, else the one its name implies."""
+    return fmt or _format_by_name(column)
+
+
 def _format_by_name(column: str) -> str:
     if column.endswith("_ns"):
         return "duration"

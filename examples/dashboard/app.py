@@ -43,12 +43,6 @@ def table(result: tracedb.Result) -> pd.DataFrame:
     return frame
 
 
-def unit_of(result: tracedb.Result, column: str) -> tuple[str, str]:
-    """(header, unit) a duration column takes in result.in_units()."""
-    header = result.in_units().columns[result.columns.index(column)]
-    return header, header.rsplit(" ", 1)[-1]
-
-
 def side_by_side(result: tracedb.Result, label: str, a: str, b: str, names: tuple[str, str],
                  order: list | None = None) -> None:
     """A bar pair per row of a comparison: trace A's and trace B's values next to each other
@@ -56,8 +50,10 @@ def side_by_side(result: tracedb.Result, label: str, a: str, b: str, names: tupl
     if not result.rows:
         st.info("Nothing to chart.")
         return
-    frame = result.in_units().df()
-    (a_col, unit), (b_col, _) = unit_of(result, a), unit_of(result, b)
+    shared = result.in_units(shared=True)  # A and B on one axis: one unit for both
+    frame = shared.df()
+    a_col, b_col = (shared.columns[result.columns.index(c)] for c in (a, b))
+    unit = a_col.rsplit(" ", 1)[-1]
     long = pd.concat([pd.DataFrame({label: frame[label].astype(str), "trace": f"A: {names[0]}", unit: frame[a_col]}),
                       pd.DataFrame({label: frame[label].astype(str), "trace": f"B: {names[1]}", unit: frame[b_col]})])
     rows = [str(v) for v in (order if order is not None else frame[label].tolist())]
