@@ -171,3 +171,12 @@ def test_csv_files_of_a_report_are_written_all_or_none(bert, tmp_path):
     proc = run_cli("report", "alignment", *args, "--format", "csv", "-o", tmp_path / "out.csv", db=bert)
     assert proc.returncode == 1 and "out.pairs.csv: is a directory" in proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.pairs.csv"]
+
+
+def test_show_sql_quotes_a_hostile_value_as_one_literal(bert):
+    hostile = "x'; DROP TABLE traces; --"
+    script = run_cli("report", "ops", "--trace", hostile, "--show-sql", db=bert, check=True).stdout
+    assert "SET VARIABLE \"trace\" = 'x''; DROP TABLE traces; --';" in script
+    with read_only(bert) as con:
+        assert con.execute(script).fetchall() == []  # a trace of that name, which there is not
+        assert con.execute("SELECT count(*) FROM traces").fetchone()[0] == 2

@@ -377,8 +377,7 @@ class Database:
         from .ingest.readers import OP_MAPPING
 
         paths = [Path(p) for p in paths]
-        if name is not None and len(paths) > 1:
-            raise TracedbError("--name applies to one file; load the files one at a time to name them")
+        check_load_args(paths, name)
         con = self._writable("load traces")
         meta = dict(meta or {})
         done = Loaded([], [])
@@ -459,6 +458,13 @@ def connect(path: str | Path | None = None, *, read_only: bool = True, wait: flo
     unless create=False). wait: seconds to keep trying while another process holds the file.
     storage: the DuckDB storage version of a file created now (default: tracedb.db.STORAGE_VERSION)."""
     return Database(path, read_only=read_only, wait=wait, create=create, storage=storage)
+
+
+def check_load_args(paths: Sequence[Path], name: str | None) -> None:
+    """A TracedbError when the arguments of a load contradict each other (checked before a
+    database is created for it)."""
+    if name is not None and len(paths) > 1:
+        raise TracedbError("--name applies to one file; load the files one at a time to name them")
 
 
 @dataclass

@@ -96,8 +96,7 @@ def load(
     if storage_version and _db_path(db).exists():
         say(f"tracedb: warning: {_db_path(db)} exists: it keeps its storage format (--storage-version applies "
             "to a database created by this load)")
-    if name is not None and len(files) > 1:  # before the database is created
-        raise TracedbError("--name applies to one file; load the files one at a time to name them")
+    api.check_load_args(files, name)  # before the database is created
     database = api.connect(_db_path(db), read_only=False, wait=wait, storage=storage_version)
     outcomes: list = []
     try:
@@ -350,7 +349,7 @@ def run_report(
         result = database.report(name, section=section, **named, **given)
     if fmt is Format.csv and len(result.sections) > 1:  # CSV holds one table: a stream or file each
         if output is None:
-            rest = [n for n in result.sections][1:]
+            rest = list(result.sections)[1:]
             say(f"tracedb: report {name}: the {result.main_name} table; its other tables ({', '.join(rest)}): "
                 "--section NAME, or -o FILE.csv for a file each")
             _print_report(result.only(result.main_name), fmt)

@@ -68,7 +68,7 @@ def display(column: str, value: Any, fmt: str | None = None) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, (int, float, decimal.Decimal)):
-        fmt = fmt or _format_by_name(column)
+        fmt = format_of(column, fmt)
         if fmt == "duration":
             return human_ns(value)
         if fmt == "bytes":
@@ -98,7 +98,7 @@ def display(column: str, value: Any, fmt: str | None = None) -> str:
 def column_unit(column: str, values: Sequence[Any], fmt: str | None) -> tuple[str, str, float] | None:
     """For a table: the header that names a numeric column's unit, the unit and its scale (the
     largest value's), or None for a column whose cells keep their own text."""
-    fmt = fmt or _format_by_name(column)
+    fmt = format_of(column, fmt)
     numbers = [abs(float(v)) for v in values if _is_number(v)]
     if fmt == "percent":
         return column.removesuffix("_pct") + " %", "%", 1.0

@@ -71,8 +71,9 @@ def bars(result: tracedb.Result, label: str, value: str, title: str) -> None:
     if not result.rows:
         st.info("Nothing to chart.")
         return
-    frame = result.in_units().df()
-    header = result.in_units().columns[result.columns.index(value)]
+    shown = result.in_units()
+    frame = shown.df()
+    header = shown.columns[result.columns.index(value)]
     unit = header.rsplit(" ", 1)[-1] if header != value else ""  # a duration's unit; a count has none
     frame[label] = frame[label].astype(str)
     chart = alt.Chart(frame).mark_bar().encode(
