@@ -160,7 +160,7 @@ def test_ctrl_c_in_a_load_names_what_was_committed(tmp_path, monkeypatch):
     monkeypatch.setattr(tracedb.Database, "load", interrupted_on_the_second)
     with tracedb.connect(tmp_path / "i.duckdb", read_only=False) as db:
         with pytest.raises(tracedb.api.Interrupted) as caught:
-            db.load_all(BERT, rules=rules)
+            db.load_all(BERT, rules=rules, jobs=1)  # one after the other: the second is in progress
     assert str(caught.value) == ("interrupted; rules 'my_rules.csv' stored; loaded: h100_bert-small "
                                  "(the file in progress was not loaded)")
 

@@ -367,13 +367,16 @@ class Database:
                  rules: str | Path | None = None,
                  progress: Callable[[Path, str, int, int], None] | None = None,
                  on_outcome: Callable[[LoadOutcome], None] | None = None,
-                 on_error: Callable[[Path, str], None] | None = None) -> "Loaded":
+                 on_error: Callable[[Path, str], None] | None = None, jobs: int | None = None) -> "Loaded":
         """What `tracedb load` does: store a rules file and load an op mapping first when given,
         then each path (a trace file, or a directory written by export) in its own transaction.
         A file that cannot be loaded is a failure in the returned Loaded (and on_error(path,
         message)); the others still load. On Ctrl-C after some traces were committed, an
-        Interrupted error names them."""
-        from . import exchange
+        Interrupted error names them. jobs: worker processes reading and deriving trace files
+        side by side (default: the cores; 1 loads them one after the other in this process):
+        they commit in the order given, with the rows a serial load gives (exports are loaded
+        first, in this process)."""
+        from . import exchange, parallel
         from .ingest.readers import OP_MAPPING
 
         paths = [Path(p) for p in paths]
@@ -388,6 +391,11 @@ class Database:
             done.outcomes.append(outcome)
             if on_outcome:
                 on_outcome(outcome)
+
+        def failed(path: Path, why: str) -> None:
+            done.failures.append((path, why))
+            if on_error:
+                on_error(path, why)
 
         def watch(path: Path):
             return (lambda stage, read, events: progress(path, stage, read, events)) if progress else None
@@ -404,7 +412,11 @@ class Database:
                     raise TracedbError(f"--op-mapping: {exc}") from None
                 landed(mapped)
                 meta["op_mapping"] = mapped.name
-            for path in paths:
+            jobs = parallel.cores() if jobs is None else max(1, int(jobs))
+            files = [p for p in paths if not exchange.is_export(p)]
+            together = jobs > 1 and len(files) > 1
+            # side by side, the exports come first here and the trace files go to the pool below
+            for path in [p for p in paths if p not in files] if together else paths:
                 in_progress = None if exchange.is_export(path) else path
                 try:
                     if exchange.is_export(path):
@@ -415,13 +427,18 @@ class Database:
                     else:
                         loaded = [self.load(path, name=name, replace=replace, meta=meta, progress=watch(path))]
                 except TracedbError as exc:
-                    done.failures.append((path, str(exc)))
-                    if on_error:
-                        on_error(path, str(exc))
+                    failed(path, str(exc))
                     continue
                 for outcome in loaded:
                     landed(outcome)
                 in_progress = None
+            if together:
+                parallel.load_files(con, files, jobs=jobs, replace=replace, meta=meta, progress=progress,
+                                    landed=landed, failed=failed)
+                # landed as each was done; the summary lists them in the order given
+                position = {path: i for i, path in enumerate(files)}
+                done.outcomes.sort(key=lambda o: position.get(o.path, -1))
+                done.failures.sort(key=lambda f: position.get(f[0], -1))
         except BaseException as exc:
             if is_interrupt(exc):
                 _raise_if_committed(con, first_new_id, in_progress, stored_rules)

@@ -82,6 +82,10 @@ def load(
         "--op-mapping", help="A TensorCast op_mapping.yaml: loaded too, and recorded as the mapping of the "
                              "traces loaded with it (tc-vs-prof uses it).", show_default=False)] = None,
     rules_file: RulesOption = None,
+    jobs: Annotated[Optional[int], typer.Option(
+        "--jobs", "-j", help="Worker processes reading and deriving files side by side (default: the cores); "
+                             "each trace still commits in a transaction of its own, in the order given.",
+        show_default=False, min=1)] = None,
     fmt: FormatOption = Format.table,
 ) -> None:
     """Load trace files, one transaction per file; print a summary of what was loaded. The format
@@ -102,7 +106,7 @@ def load(
     try:
         with _LoadProgress() as progress:
             done = database.load_all(
-                files, name=name, replace=replace, meta=run_params, op_mapping=op_mapping, rules=rules_file,
+                files, name=name, replace=replace, meta=run_params, op_mapping=op_mapping, rules=rules_file, jobs=jobs,
                 progress=progress.update if progress.shown else None,
                 on_outcome=lambda o: (outcomes.append(o), progress.finish(o.path), _report_outcome(o)),
                 on_error=lambda path, why: (progress.finish(path), say(f"tracedb: error: {why}")))
@@ -138,6 +142,7 @@ class _LoadProgress:
         self.shown = self.console.is_terminal
         self.bar = None
         self.tasks: dict[Path, tuple[int, float]] = {}
+        self.finished: set[Path] = set()  # a worker's last report can come after its file is done
 
     def __enter__(self) -> "_LoadProgress":
         if self.shown:
@@ -154,6 +159,8 @@ class _LoadProgress:
             self.bar.__exit__(*exc)
 
     def update(self, path: Path, stage: str, done_bytes: int, events: int) -> None:
+        if path in self.finished:
+            return
         if path not in self.tasks:
             size = path.stat().st_size if path.is_file() else 0
             self.tasks[path] = (self.bar.add_task(f"{path.name}: reading", total=size or None, rate=""),
@@ -164,6 +171,7 @@ class _LoadProgress:
         self.bar.update(task, completed=done_bytes, rate=rate, description=f"{path.name}: {_STAGES.get(stage, stage)}")
 
     def finish(self, path: Path) -> None:
+        self.finished.add(path)
         task = self.tasks.pop(path, None)
         if task is not None and self.bar is not None:
             self.bar.remove_task(task[0])

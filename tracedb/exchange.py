@@ -27,6 +27,7 @@ from urllib.parse import quote
 import duckdb
 
 from . import __version__, atomic, db, facts
+from .partition import insert as insert_partition
 from .errors import TracedbError, reraise_interrupt
 from .ingest.loader import LoadOutcome, check_existing, delete_trace, trace_tables
 from .traces import find as find_trace
@@ -185,14 +186,9 @@ def _load_trace(con: duckdb.DuckDBPyConnection, path: Path, manifest: dict, entr
     if clash:
         delete_trace(con, clash[0])
     trace_id = con.execute("SELECT nextval('trace_ids')").fetchone()[0]
-    tables = [t for t in manifest["tables"] if t in set(trace_tables(con))]
+    files = {t: path / t / entry["partition"] / "data.parquet" for t in manifest["tables"]}
     try:
-        # traces first: every other table refers to its row
-        for table in sorted(tables, key=lambda t: t != "traces"):
-            file = path / table / entry["partition"] / "data.parquet"
-            if file.is_file():
-                con.execute(f"INSERT INTO {table} BY NAME SELECT * REPLACE ({int(trace_id)} AS trace_id) "
-                            "FROM read_parquet(?, hive_partitioning = false)", [str(file)])
+        insert_partition(con, {t: f for t, f in files.items() if f.is_file()}, trace_id)
     except duckdb.Error as exc:
         reraise_interrupt(exc)
         raise TracedbError(f"{path}: cannot load the exported trace {name!r}: {' '.join(str(exc).split())[:300]}") \

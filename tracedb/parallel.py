@@ -1,0 +1,201 @@
+"""Loading many files at once on one machine: a pool of worker processes builds each file's
+partition (tracedb.partition: read, staged, typed and derived in a private database of its own,
+one DuckDB thread each, the load's memory limits each), and this process puts each partition into
+the database in a transaction of its own, in the order the files were given: trace ids, names and
+every row are what a serial load gives. A file that fails is a failure of its own; the others land.
+
+Workers start with "spawn" (a fork would copy this process's open DuckDB database), and without
+the caller's main module: a script that loads with tracedb and has no `if __name__ == "__main__"`
+guard would otherwise run again in every worker. What a worker reports of its progress comes back
+through a queue, read by a thread that hands it to the caller's progress function.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import shutil
+import sys
+import types
+import tempfile
+import threading
+import time
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Callable
+
+import duckdb
+
+from . import db, partition
+from .errors import TracedbError
+from .ingest.loader import LoadOutcome, check_existing, default_name, delete_trace
+from .ingest.source import check_file, sha256_of
+
+_progress_queue = None  # a worker's end of the progress queue (set by _start_worker)
+
+
+def cores() -> int:
+    """Cores this process may run on (a container's limit, not the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _start_worker(queue) -> None:
+    global _progress_queue
+    _progress_queue = queue
+
+
+def _build(path: str, into: str, name: str | None, meta: dict | None, rules: dict,
+           threads: int) -> partition.Partition:
+    """A worker's task: one file's partition. Errors come back as one line (a TracedbError)."""
+    def progress(stage: str, read: int, events: int) -> None:
+        if _progress_queue is not None:
+            _progress_queue.put((path, stage, read, events))
+
+    try:
+        return partition.build(path, into, name=name, meta=meta, rules=rules, threads=threads, progress=progress)
+    except TracedbError as exc:
+        raise TracedbError(str(exc)) from None  # a plain error of one message crosses the process boundary
+
+
+def load_files(con: duckdb.DuckDBPyConnection, paths: list[Path], *, jobs: int, replace: bool = False,
+               meta: dict[str, str] | None = None,
+               progress: Callable[[Path, str, int, int], None] | None = None,
+               landed: Callable[[LoadOutcome], None], failed: Callable[[Path, str], None]) -> None:
+    """Load trace files with jobs worker processes; landed(outcome) and failed(path, why) are
+    called as each file is done.
+
+    The largest files go first (the pool ends with small ones, not with one large file on one
+    core) and each partition is committed as soon as it is built, under the id reserved for it in
+    the order the files were given: ids and rows are a serial load's. Two files of one name: the
+    later is refused, as a serial load refuses it. Two files of one content under different
+    names: the one committed first loads and the other is skipped."""
+    rules = partition.user_rules(con)
+    jobs = max(1, min(jobs, len(paths)))
+    threads = max(1, cores() // jobs)
+    context = multiprocessing.get_context("spawn")
+    queue = context.SimpleQueue()
+    listener = threading.Thread(target=_relay, args=(queue, progress), daemon=True)
+    listener.start()
+    work = Path(tempfile.mkdtemp(prefix="tracedb-load-"))
+    pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_worker, initargs=(queue,))
+    try:
+        todo, names = [], {}
+        for path in paths:
+            early = _precheck(con, path, replace, names)
+            if isinstance(early, str):
+                failed(path, early)
+            elif early is not None:
+                landed(early)
+            else:
+                todo.append(path)
+        # ids in the order given, taken now (ids are never reused: one a file does not use is gone)
+        ids = [r[0] for r in con.execute("SELECT nextval('trace_ids') FROM range(?)", [len(todo)]).fetchall()]
+        jobs_of: dict[Future, tuple[Path, int]] = {}
+        for i, path in sorted(enumerate(todo), key=lambda item: -_size(item[1])):
+            with _without_main_module():  # a submit is where the pool starts a worker
+                job = pool.submit(_build, str(path), str(work / str(i)), None, meta, rules, threads)
+            jobs_of[job] = (path, ids[i])
+        for job in as_completed(jobs_of):
+            path, trace_id = jobs_of[job]
+            _commit(con, path, job, trace_id, replace, landed, failed)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        queue.put(None)
+        listener.join(timeout=5)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+@contextlib.contextmanager
+def _without_main_module():
+    """Workers started in this block do not import the caller's __main__ (spawn re-runs a script's
+    top level otherwise); the task they run lives in this module."""
+    main = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        if main is not None:
+            sys.modules["__main__"] = main
+
+
+def _precheck(con: duckdb.DuckDBPyConnection, path: Path, replace: bool,
+              names: dict[str, Path]) -> LoadOutcome | str | None:
+    """What can be told before a worker reads the file: a skip (same content loaded), or why it
+    cannot load (unreadable, a name taken without replace, a name an earlier file of this load
+    has); None: build it. names: the names of this load so far (added to)."""
+    name = default_name(path)
+    try:
+        size = check_file(path)
+        if name in names:
+            raise TracedbError(f"{path}: a trace named {name!r} comes from {names[name]} in this load too; "
+                               "load one of them with --name")
+        digest = None
+        if con.execute("SELECT count(*) FROM traces WHERE file_bytes = ? OR file_bytes IS NULL", [size]).fetchone()[0]:
+            digest = sha256_of(path)
+        skipped, _ = check_existing(con, path, name, digest, replace, "choose another --name or use --replace")
+    except TracedbError as exc:
+        return str(exc)
+    if skipped:
+        skipped.file_bytes = size
+        return skipped
+    names[name] = path
+    return None
+
+
+def _commit(con: duckdb.DuckDBPyConnection, path: Path, job: Future, trace_id: int, replace: bool,
+            landed: Callable[[LoadOutcome], None], failed: Callable[[Path, str], None]) -> None:
+    try:
+        part: partition.Partition = job.result()
+    except TracedbError as exc:
+        failed(path, str(exc))
+        return
+    except BrokenProcessPool:
+        failed(path, f"{path}: the worker process loading it died (out of memory?)")
+        return
+    started = time.perf_counter()
+    clash = None
+    try:
+        outcome = part.outcome
+        # checked again: a file of this load committed meanwhile may have the same content
+        skipped, clash = check_existing(con, path, outcome.name, part.sha256, replace,
+                                        "choose another --name or use --replace")
+        if skipped:
+            skipped.file_bytes = outcome.file_bytes
+            landed(skipped)
+            return
+        with db.transaction(con, f"{path}: cannot load"):
+            if clash:
+                delete_trace(con, clash[0])
+            partition.insert(con, {t: part.file(t) for t in part.tables}, trace_id)
+            con.execute("UPDATE traces SET loaded_at = now()::TIMESTAMP, load_seconds = load_seconds + ? "
+                        "WHERE trace_id = ?", [time.perf_counter() - started, trace_id])
+    except TracedbError as exc:
+        failed(path, str(exc))
+        return
+    finally:
+        partition.remove(part)
+    outcome.trace_id, outcome.status = trace_id, "replaced" if clash else "loaded"
+    outcome.seconds += time.perf_counter() - started
+    landed(outcome)
+
+
+def _relay(queue, progress: Callable[[Path, str, int, int], None] | None) -> None:
+    while True:
+        message = queue.get()
+        if message is None:
+            return
+        if progress is not None:
+            path, stage, read, events = message
+            progress(Path(path), stage, read, events)
