@@ -258,22 +258,45 @@ class Database:
 
     def __init__(self, path: str | Path | None = None, *, read_only: bool = True, wait: float = 0.0,
                  create: bool = True, storage: str | None = None):
+        from . import lake
+
         self.path = Path(path or dbmod.default_path())
         self.read_only = read_only
-        self.con: duckdb.DuckDBPyConnection = dbmod.open_db(self.path, read_only=read_only, wait=wait,
-                                                             create=create, storage=storage)
+        self.lake: Path | None = None  # a trace lake read in place (tracedb.lake)
+        self._scratch: Path | None = None
+        self._locked = False
+        if lake.is_lake(self.path):
+            if not read_only:
+                raise TracedbError(f"{self.path}: a trace lake is read in place and written by loads: "
+                                   f"tracedb load FILES --lake {self.path}")
+            self.con, self._scratch = lake.open_lake(self.path)
+            self.lake = self.path
+        else:
+            self.con = dbmod.open_db(self.path, read_only=read_only, wait=wait, create=create, storage=storage)
         self.rules = Rules(self)
 
     # -- lifetime
     def close(self) -> None:
         """Close the file (closing checkpoints it; a Ctrl-C there still leaves whole traces)."""
-        self.con.close()
+        try:
+            self.con.close()
+        finally:
+            if self._scratch is not None:
+                import shutil
+
+                shutil.rmtree(self._scratch, ignore_errors=True)
 
     def __enter__(self) -> "Database":
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+    def lock_down(self) -> None:
+        """Let the connection run a user's SQL and nothing else (tracedb.db.lock_down); on a lake,
+        statements that only read, and files of the lake alone."""
+        dbmod.lock_down(self.con, readable=self.lake)
+        self._locked = True
 
     def _writable(self, what: str) -> duckdb.DuckDBPyConnection:
         if self.read_only:
@@ -298,6 +321,8 @@ class Database:
     # -- questions
     def sql(self, query: str, params: Sequence[Any] | dict | None = None) -> Result:
         """Run any SQL (read-only on a read-only connection) and return its rows."""
+        if self.lake is not None and self._locked:
+            dbmod.check_reads_only(self.con, query, self.lake)
         return self._query(query, params)
 
     def traces(self) -> Result:
@@ -305,7 +330,8 @@ class Database:
         return self._query(
             "SELECT trace_id, name, format, platform, device_name, event_count AS events, "
             "rejected_count AS rejected, complete, problem, loaded_at, source_path "
-            "FROM traces ORDER BY trace_id", title="Traces")
+            # a lake's ids are digests of names: its traces are listed in the order they landed
+            f"FROM traces ORDER BY {'loaded_at, ' if self.lake else ''}trace_id", title="Traces")
 
     def objects(self) -> Result:
         """The tables and views, with what each holds."""
@@ -383,19 +409,10 @@ class Database:
         check_load_args(paths, name)
         con = self._writable("load traces")
         meta = dict(meta or {})
-        done = Loaded([], [])
+        done = Loaded([], [], on_outcome, on_error)
+        landed, failed = done.landed, done.failed
         # trace ids are never reused: whatever this load commits gets a larger id than any there now
         first_new_id = con.execute("SELECT coalesce(max(trace_id), 0) + 1 FROM traces").fetchone()[0]
-
-        def landed(outcome: LoadOutcome) -> None:
-            done.outcomes.append(outcome)
-            if on_outcome:
-                on_outcome(outcome)
-
-        def failed(path: Path, why: str) -> None:
-            done.failures.append((path, why))
-            if on_error:
-                on_error(path, why)
 
         def watch(path: Path):
             return (lambda stage, read, events: progress(path, stage, read, events)) if progress else None
@@ -435,10 +452,7 @@ class Database:
             if together:
                 parallel.load_files(con, files, jobs=jobs, replace=replace, meta=meta, progress=progress,
                                     landed=landed, failed=failed)
-                # landed as each was done; the summary lists them in the order given
-                position = {path: i for i, path in enumerate(files)}
-                done.outcomes.sort(key=lambda o: position.get(o.path, -1))
-                done.failures.sort(key=lambda f: position.get(f[0], -1))
+                done.in_order(files)
         except BaseException as exc:
             if is_interrupt(exc):
                 _raise_if_committed(con, first_new_id, in_progress, stored_rules)
@@ -477,6 +491,39 @@ def connect(path: str | Path | None = None, *, read_only: bool = True, wait: flo
     return Database(path, read_only=read_only, wait=wait, create=create, storage=storage)
 
 
+def load_lake(lake: str | Path, paths: Iterable[str | Path], *, name: str | None = None, replace: bool = False,
+              meta: dict[str, str] | None = None, op_mapping: str | Path | None = None, jobs: int | None = None,
+              scheduler: str | None = None, progress: Callable[[Path, str, int, int], None] | None = None,
+              on_outcome: Callable[[LoadOutcome], None] | None = None,
+              on_error: Callable[[Path, str], None] | None = None) -> "Loaded":
+    """What `tracedb load FILES --lake DIR` does: add each trace file to a trace lake (a directory
+    of Parquet, tracedb.lake) as a partition of its own, with no lock: other loads may write to
+    the lake meanwhile and readers (tracedb.connect(DIR)) see whole traces only. jobs: worker
+    processes (default: the cores); scheduler: the address of a Dask scheduler to run one task
+    per file on instead. A file that fails is a failure in the returned Loaded; the others land."""
+    from . import fanout, parallel
+    from . import lake as lakemod
+    from .ingest.readers import OP_MAPPING
+
+    lake = Path(lake)
+    paths = [Path(p) for p in paths]
+    check_load_args(paths, name)
+    meta = dict(meta or {})
+    done = Loaded([], [], on_outcome, on_error)
+    if op_mapping is not None:
+        try:
+            mapped = lakemod.add(op_mapping, lake, replace=replace, kind=OP_MAPPING)
+        except TracedbError as exc:
+            raise TracedbError(f"--op-mapping: {exc}") from None
+        done.landed(mapped)
+        meta["op_mapping"] = mapped.name
+    jobs = parallel.cores() if jobs is None else max(1, int(jobs))
+    fanout.load(lake, paths, name=name, replace=replace, meta=meta, jobs=jobs, scheduler=scheduler,
+                progress=progress, landed=done.landed, failed=done.failed)
+    done.in_order(paths)
+    return done
+
+
 def check_load_args(paths: Sequence[Path], name: str | None) -> None:
     """A TracedbError when the arguments of a load contradict each other (checked before a
     database is created for it)."""
@@ -490,6 +537,25 @@ class Loaded:
 
     outcomes: list[LoadOutcome]
     failures: list[tuple[Path, str]]  # (file, why)
+    on_outcome: Callable[[LoadOutcome], None] | None = field(default=None, repr=False, compare=False)
+    on_error: Callable[[Path, str], None] | None = field(default=None, repr=False, compare=False)
+
+    def landed(self, outcome: LoadOutcome) -> None:
+        self.outcomes.append(outcome)
+        if self.on_outcome:
+            self.on_outcome(outcome)
+
+    def failed(self, path: Path, why: str) -> None:
+        self.failures.append((path, why))
+        if self.on_error:
+            self.on_error(path, why)
+
+    def in_order(self, paths: list[Path]) -> None:
+        """Outcomes and failures in the order the files were given (they land as each is done);
+        those of other paths (an op mapping, an export's traces) first."""
+        position = {path: i for i, path in enumerate(paths)}
+        self.outcomes.sort(key=lambda o: position.get(o.path, -1))
+        self.failures.sort(key=lambda f: position.get(f[0], -1))
 
     def result(self) -> Result:
         """The summary `tracedb load` prints."""

@@ -82,6 +82,15 @@ def load(
         "--op-mapping", help="A TensorCast op_mapping.yaml: loaded too, and recorded as the mapping of the "
                              "traces loaded with it (tc-vs-prof uses it).", show_default=False)] = None,
     rules_file: RulesOption = None,
+    lake: Annotated[Optional[Path], typer.Option(
+        "--lake", help="Add the traces to this trace lake (a directory of Parquet, one partition per trace, "
+                       "written with no lock while others load and read) instead of a database file; "
+                       "read it with --db DIR.", show_default=False)] = None,
+    scheduler: Annotated[Optional[str], typer.Option(
+        "--scheduler", envvar="TRACEDB_DASK_SCHEDULER",
+        help="With --lake: run one task per file on this Dask scheduler (tcp://HOST:8786; pip install "
+             "'tracedb[dask]'); the files and the lake must be at the same paths on its workers.",
+        show_default=False)] = None,
     jobs: Annotated[Optional[int], typer.Option(
         "--jobs", "-j", help="Worker processes reading and deriving files side by side (default: the cores); "
                              "each trace still commits in a transaction of its own, in the order given.",
@@ -101,10 +110,15 @@ def load(
         say(f"tracedb: warning: {_db_path(db)} exists: it keeps its storage format (--storage-version applies "
             "to a database created by this load)")
     api.check_load_args(files, name)  # before the database is created
+    if scheduler and lake is None:
+        raise TracedbError("--scheduler runs the load on a Dask cluster, whose tasks write to a lake: add --lake DIR")
+    if lake is not None:
+        _load_lake(lake, files, db, name, replace, run_params, op_mapping, rules_file, jobs, scheduler, fmt)
+        return
     database = api.connect(_db_path(db), read_only=False, wait=wait, storage=storage_version)
     outcomes: list = []
     try:
-        with _LoadProgress() as progress:
+        with _LoadProgress(len(files)) as progress:
             done = database.load_all(
                 files, name=name, replace=replace, meta=run_params, op_mapping=op_mapping, rules=rules_file, jobs=jobs,
                 progress=progress.update if progress.shown else None,
@@ -125,6 +139,27 @@ def load(
         raise typer.Exit(1)
 
 
+def _load_lake(lake: Path, files: list[Path], db: Optional[Path], name, replace: bool, run_params: dict,
+               op_mapping: Optional[Path], rules_file: Optional[Path], jobs: Optional[int], scheduler: Optional[str],
+               fmt: Format) -> None:
+    if db is not None:
+        raise TracedbError("--lake and --db: a load writes to one of them")
+    if rules_file is not None:
+        raise TracedbError("--rules applies to a database file: a lake's traces are derived with the built-in "
+                           "rules (load into a database with --rules, then tracedb export)")
+    with _LoadProgress(len(files)) as progress:
+        done = api.load_lake(
+            lake, files, name=name, replace=replace, meta=run_params, op_mapping=op_mapping, jobs=jobs,
+            scheduler=scheduler, progress=progress.update if progress.shown else None,
+            on_outcome=lambda o: (progress.finish(o.path), _report_outcome(o)),
+            on_error=lambda path, why: (progress.finish(path), say(f"tracedb: error: {why}")))
+    if done.outcomes:
+        _show(done.result(), fmt)
+    if done.failures:
+        say(f"tracedb: {len(done.failures)} of {len(files)} file(s) not loaded (see the errors above)")
+        raise typer.Exit(1)
+
+
 # What the progress display says of each stage of a load (tracedb.ingest.loader).
 _STAGES = {"read": "reading", "type": "typing events", "derive": "deriving facts"}
 
@@ -135,9 +170,11 @@ class _LoadProgress:
     per second so far, counted as the summary counts them: events over the time since its load began.
     Off the terminal it shows nothing."""
 
-    def __init__(self):
+    def __init__(self, files: int = 1):
         from rich.console import Console
 
+        self.files = files  # several: a line counting the files done
+        self.overall = None
         self.console = Console(stderr=True, highlight=False)
         self.shown = self.console.is_terminal
         self.bar = None
@@ -152,6 +189,8 @@ class _LoadProgress:
                                 TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), console=self.console,
                                 transient=True)
             self.bar.__enter__()
+            if self.files > 1:
+                self.overall = self.bar.add_task("files done", total=self.files, rate="")
         return self
 
     def __exit__(self, *exc) -> None:
@@ -171,6 +210,8 @@ class _LoadProgress:
         self.bar.update(task, completed=done_bytes, rate=rate, description=f"{path.name}: {_STAGES.get(stage, stage)}")
 
     def finish(self, path: Path) -> None:
+        if self.overall is not None and path not in self.finished:
+            self.bar.advance(self.overall)
         self.finished.add(path)
         task = self.tasks.pop(path, None)
         if task is not None and self.bar is not None:
@@ -239,10 +280,8 @@ def run_sql(
     write (the file is open read-only), read or write other files (COPY ... TO, EXPORT DATABASE,
     ATTACH, read_csv), install or load extensions, or change settings. To save rows to a file, use
     --format csv and redirect the output."""
-    from .db import lock_down
-
     with api.connect(_db_path(db)) as database:
-        lock_down(database.con)
+        database.lock_down()
         result = database.sql(query)
     if result.columns:
         _show(result, fmt)

@@ -224,13 +224,36 @@ def _explain_open_error(path: Path, exc: Exception) -> str:
     return f"{path}: cannot open database: {first}"
 
 
-def lock_down(con: duckdb.DuckDBPyConnection) -> None:
+def lock_down(con: duckdb.DuckDBPyConnection, readable: Path | None = None) -> None:
     """Let a connection run a user's SQL and nothing else: no file read or written (COPY ... TO,
     EXPORT DATABASE, ATTACH, read_csv of any path), no extension installed or loaded, and no
     setting changed afterwards, by DuckDB's own switches rather than a filter of keywords. The
-    database itself must be open read-only."""
+    database itself must be open read-only. readable: a directory whose files stay readable (a
+    trace lake, whose tables are views over its files); DuckDB would let them be written too, so
+    its users' SQL goes through check_reads_only."""
+    if readable is not None:
+        folder = str(Path(readable).resolve()).replace("'", "''")
+        con.execute(f"SET allowed_directories = ['{folder}']")
     con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")
+
+
+# What a statement run on a trace lake may be: it reads, and writes nothing (COPY and EXPORT could
+# write into the lake's directory, which DuckDB lets the lake's views read).
+_READING = ("SELECT", "EXPLAIN", "PRAGMA")
+
+
+def check_reads_only(con: duckdb.DuckDBPyConnection, query: str, where: Path) -> None:
+    """A TracedbError unless every statement of query only reads."""
+    try:
+        kinds = [s.type.name for s in con.extract_statements(query)]
+    except duckdb.Error as exc:
+        reraise_interrupt(exc)
+        raise TracedbError(f"SQL error: {' '.join(str(exc).split())}") from None
+    refused = [k for k in kinds if k not in _READING]
+    if refused:
+        raise TracedbError(f"{where}: a trace lake is read-only here: {refused[0]} statements are refused "
+                           "(queries only; to save rows, use --format csv and redirect the output)")
 
 
 def schema_version(con: duckdb.DuckDBPyConnection) -> int:

@@ -33,7 +33,7 @@ from .errors import TracedbError
 from .ingest.loader import LoadOutcome, check_existing, default_name, delete_trace
 from .ingest.source import check_file, sha256_of
 
-_progress_queue = None  # a worker's end of the progress queue (set by _start_worker)
+_progress_queue = None  # a worker's end of the progress queue (set by start_worker)
 
 
 def cores() -> int:
@@ -44,20 +44,26 @@ def cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _start_worker(queue) -> None:
+def start_worker(queue) -> None:
     global _progress_queue
     _progress_queue = queue
+
+
+def worker_progress(path: str) -> Callable[[str, int, int], None]:
+    """In a worker: the progress function of a file, sending its reports to the pool's caller."""
+    def progress(stage: str, read: int, events: int) -> None:
+        if _progress_queue is not None:
+            _progress_queue.put((path, stage, read, events))
+
+    return progress
 
 
 def _build(path: str, into: str, name: str | None, meta: dict | None, rules: dict,
            threads: int) -> partition.Partition:
     """A worker's task: one file's partition. Errors come back as one line (a TracedbError)."""
-    def progress(stage: str, read: int, events: int) -> None:
-        if _progress_queue is not None:
-            _progress_queue.put((path, stage, read, events))
-
     try:
-        return partition.build(path, into, name=name, meta=meta, rules=rules, threads=threads, progress=progress)
+        return partition.build(path, into, name=name, meta=meta, rules=rules, threads=threads,
+                               progress=worker_progress(path))
     except TracedbError as exc:
         raise TracedbError(str(exc)) from None  # a plain error of one message crosses the process boundary
 
@@ -79,10 +85,10 @@ def load_files(con: duckdb.DuckDBPyConnection, paths: list[Path], *, jobs: int, 
     threads = max(1, cores() // jobs)
     context = multiprocessing.get_context("spawn")
     queue = context.SimpleQueue()
-    listener = threading.Thread(target=_relay, args=(queue, progress), daemon=True)
+    listener = threading.Thread(target=relay, args=(queue, progress), daemon=True)
     listener.start()
     work = Path(tempfile.mkdtemp(prefix="tracedb-load-"))
-    pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_worker, initargs=(queue,))
+    pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=start_worker, initargs=(queue,))
     try:
         todo, names = [], {}
         for path in paths:
@@ -96,8 +102,8 @@ def load_files(con: duckdb.DuckDBPyConnection, paths: list[Path], *, jobs: int, 
         # ids in the order given, taken now (ids are never reused: one a file does not use is gone)
         ids = [r[0] for r in con.execute("SELECT nextval('trace_ids') FROM range(?)", [len(todo)]).fetchall()]
         jobs_of: dict[Future, tuple[Path, int]] = {}
-        for i, path in sorted(enumerate(todo), key=lambda item: -_size(item[1])):
-            with _without_main_module():  # a submit is where the pool starts a worker
+        for i, path in sorted(enumerate(todo), key=lambda item: -size_of(item[1])):
+            with without_main_module():  # a submit is where the pool starts a worker
                 job = pool.submit(_build, str(path), str(work / str(i)), None, meta, rules, threads)
             jobs_of[job] = (path, ids[i])
         for job in as_completed(jobs_of):
@@ -110,7 +116,7 @@ def load_files(con: duckdb.DuckDBPyConnection, paths: list[Path], *, jobs: int, 
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _size(path: Path) -> int:
+def size_of(path: Path) -> int:
     try:
         return path.stat().st_size
     except OSError:
@@ -118,7 +124,7 @@ def _size(path: Path) -> int:
 
 
 @contextlib.contextmanager
-def _without_main_module():
+def without_main_module():
     """Workers started in this block do not import the caller's __main__ (spawn re-runs a script's
     top level otherwise); the task they run lives in this module."""
     main = sys.modules.get("__main__")
@@ -191,7 +197,7 @@ def _commit(con: duckdb.DuckDBPyConnection, path: Path, job: Future, trace_id: i
     landed(outcome)
 
 
-def _relay(queue, progress: Callable[[Path, str, int, int], None] | None) -> None:
+def relay(queue, progress: Callable[[Path, str, int, int], None] | None) -> None:
     while True:
         message = queue.get()
         if message is None:

@@ -1,0 +1,134 @@
+"""Loading many files into a trace lake: one task per file, tracedb.lake.add (a path in, a
+partition out), run here one after the other, in a pool of worker processes (jobs), or on a Dask
+distributed cluster (scheduler). Each task writes its partition into the lake itself: nothing
+is committed centrally, so the files land as their tasks finish, and a file that fails is a
+failure of its own while the others land.
+
+On Dask the trace files and the lake must be at the same paths on every worker (a shared file
+system or a bucket mounted alike), and the workers need tracedb (pip install tracedb[dask]).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+import uuid
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Callable
+
+from . import lake as lakemod
+from .errors import TracedbError
+from .ingest.loader import LoadOutcome, default_name
+from .parallel import cores, relay, size_of, start_worker, without_main_module, worker_progress
+
+Landed = Callable[[LoadOutcome], None]
+Failed = Callable[[Path, str], None]
+
+
+def task(path: str, lake: str, name: str | None = None, replace: bool = False, meta: dict | None = None,
+         threads: int = 1, progress=None) -> LoadOutcome:
+    """The task of one file, for any engine: tracedb.lake.add, its error a plain one-line
+    TracedbError (an error of our own with extra fields may not cross a process boundary)."""
+    try:
+        return lakemod.add(path, lake, name=name, replace=replace, meta=meta, threads=threads, progress=progress)
+    except TracedbError as exc:
+        raise TracedbError(str(exc)) from None
+
+
+def _pool_task(path: str, lake: str, replace: bool, meta: dict | None, threads: int) -> LoadOutcome:
+    return task(path, lake, None, replace, meta, threads, worker_progress(path))
+
+
+def load(lake: Path, paths: list[Path], *, name: str | None = None, replace: bool = False,
+         meta: dict[str, str] | None = None, jobs: int = 1, scheduler: str | None = None,
+         progress: Callable[[Path, str, int, int], None] | None = None, landed: Landed, failed: Failed) -> None:
+    """Add each file to the lake: landed(outcome) or failed(path, why) as each is done."""
+    lakemod.create(lake)  # a lake that cannot be written is one error, before any task
+    todo = _distinct_names(paths, name, failed)
+    if scheduler:
+        _on_dask(scheduler, lake, todo, replace, meta, landed, failed)
+    elif jobs > 1 and len(todo) > 1:
+        _on_pool(lake, todo, jobs, replace, meta, progress, landed, failed)
+    else:
+        for path in todo:
+            watch = (lambda stage, read, events, path=path: progress(path, stage, read, events)) if progress else None
+            try:
+                landed(task(str(path), str(lake), name, replace, meta, cores(), watch))
+            except TracedbError as exc:
+                failed(path, str(exc))
+
+
+def _distinct_names(paths: list[Path], name: str | None, failed: Failed) -> list[Path]:
+    """The files to run, each name once: two tasks writing one name at once would mix their
+    partitions, so the later file of a name is refused here."""
+    seen: dict[str, Path] = {}
+    todo = []
+    for path in paths:
+        trace = name if name is not None else default_name(path)
+        if trace in seen:
+            failed(path, f"{path}: a trace named {trace!r} comes from {seen[trace]} in this load too; "
+                         "load one of them with --name")
+            continue
+        seen[trace] = path
+        todo.append(path)
+    return todo
+
+
+def _on_pool(lake: Path, paths: list[Path], jobs: int, replace: bool, meta: dict | None,
+             progress, landed: Landed, failed: Failed) -> None:
+    jobs = min(jobs, len(paths))
+    context = multiprocessing.get_context("spawn")
+    queue = context.SimpleQueue()
+    listener = threading.Thread(target=relay, args=(queue, progress), daemon=True)
+    listener.start()
+    pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=start_worker, initargs=(queue,))
+    try:
+        jobs_of = {}
+        for path in sorted(paths, key=lambda p: -size_of(p)):  # the largest first
+            with without_main_module():
+                jobs_of[pool.submit(_pool_task, str(path), str(lake), replace, meta,
+                                    max(1, cores() // jobs))] = path
+        for job in as_completed(jobs_of):
+            path = jobs_of[job]
+            try:
+                landed(job.result())
+            except TracedbError as exc:
+                failed(path, str(exc))
+            except BrokenProcessPool:
+                failed(path, f"{path}: the worker process loading it died (out of memory?)")
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        queue.put(None)
+        listener.join(timeout=5)
+
+
+def _on_dask(scheduler: str, lake: Path, paths: list[Path], replace: bool, meta: dict | None,
+             landed: Landed, failed: Failed) -> None:
+    try:
+        from distributed import Client, as_completed as dask_completed
+    except ImportError:
+        raise TracedbError("--scheduler needs Dask: pip install 'tracedb[dask]'") from None
+    try:
+        client = Client(scheduler, timeout="20s")
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise TracedbError(f"cannot reach the Dask scheduler {scheduler}: {' '.join(str(exc).split())[:200]}") \
+            from None
+    try:
+        # one plain task per file; pure=False: a file loaded again is a new task, not a cached result
+        run = uuid.uuid4().hex[:8]
+        futures = {client.submit(task, str(Path(p).resolve()), str(lake.resolve()), None, replace, meta,
+                                 pure=False, key=f"tracedb-load-{run}-{i}-{Path(p).name}"): Path(p)
+                   for i, p in enumerate(paths)}
+        for future in dask_completed(futures):
+            path = futures[future]
+            try:
+                landed(future.result())
+            except TracedbError as exc:
+                failed(path, str(exc))
+            except Exception as exc:  # a worker lost, a task killed: the file fails, the others go on
+                failed(path, f"{path}: the Dask task failed: {type(exc).__name__}: "
+                             f"{' '.join(str(exc).split())[:200]}")
+    finally:
+        client.close()

@@ -1,0 +1,300 @@
+"""A trace lake: a directory of Hive-partitioned Parquet that many writers add traces to at once,
+with no lock, and that readers query in place.
+
+Layout (the one `tracedb export` writes): LAKE/<table>/trace=<name>/data.parquet for each table
+holding rows of the trace, the name percent-encoded (a name too long for a directory is cut and
+followed by ~ and a digest of the whole), and LAKE/tracedb-lake.json saying what the directory is.
+Spark, Trino, Polars or pandas read the files as they are; trace_id is the same number in every
+table of a trace, so they join as in a database.
+
+Writing a trace (add): its partition is built beside the lake (LAKE/.incoming/<random>), its table
+directories are renamed into place one by one, and the traces directory last. A trace exists when
+LAKE/traces/trace=<name>/ does: a reader lists those when it opens and reads only their files, so
+it sees whole traces, never one being written, and never waits for a writer. Replacing a trace
+takes its traces directory away first (readers that open meanwhile do not see it), then swaps the
+rest. Two writers of one trace name at once are not kept apart: a name is one trace.
+
+Trace ids grow with time, as a database's do, without writers asking each other: a load takes the
+seconds since 2025-01-01 at its start, or the next number not taken, by creating LAKE/_ids/<id>
+exclusively (it holds the directory the id belongs to). A replaced trace gets a new id, as in a
+database. Readers check that ids are distinct (a file system without exclusive creation could let
+two writers take one).
+
+Reading (open_lake): an empty tracedb database in a scratch directory whose per-trace tables are
+views over the Parquet files of the traces listed at open (union_by_name: files written by an
+older tracedb read NULL for the columns they lack); every view, macro and report of the database
+works on it unchanged. It is opened read-only.
+
+DuckLake was weighed as the catalog and not taken: its catalog is a database (a DuckDB file takes
+one writer at a time, PostgreSQL is a server to run), which is what a lake of plain files avoids,
+its files are live only through that catalog (other engines need DuckLake support to read them),
+and pip provides its extension for DuckDB 1.5 only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import quote
+
+import duckdb
+
+from . import __version__, atomic, db, partition
+from .errors import TracedbError, reraise_interrupt
+from .ingest.loader import LoadOutcome, default_name, trace_tables
+from .ingest.source import check_file, sha256_of
+from .rules import KINDS as RULE_KINDS
+from .traces import check_name
+
+MARKER = "tracedb-lake.json"
+EXPORT_MANIFEST = "tracedb-export.json"  # an export is a lake too: it is read in place alike
+INCOMING, TRASH, IDS = ".incoming", ".trash", "_ids"
+MAX_FOLDER = 200  # bytes of a directory name (file systems allow 255)
+_ID_SPACE = 2**31 - 1  # trace_id is a 32-bit INTEGER
+ID_EPOCH = 1735689600  # 2025-01-01 00:00 UTC: ids (seconds since) fit in 31 bits until 2093
+
+
+def is_lake(path: str | Path) -> bool:
+    path = Path(path)
+    return path.is_dir() and ((path / MARKER).is_file() or (path / EXPORT_MANIFEST).is_file())
+
+
+def folder_of(name: str) -> str:
+    """The partition directory of a trace name: trace=<percent-encoded name>."""
+    encoded = quote(name, safe="")
+    if len(encoded) + 6 > MAX_FOLDER:
+        cut = encoded[:MAX_FOLDER - 30]
+        if "%" in cut[-2:]:  # never half of a %XX
+            cut = cut[:cut.rindex("%")]
+        encoded = cut + "~" + hashlib.sha256(name.encode()).hexdigest()[:16]
+    return "trace=" + encoded
+
+
+def create(lake: Path) -> None:
+    """Make lake a trace lake (an existing one is checked, not changed)."""
+    lake = Path(lake)
+    if lake.exists() and not lake.is_dir():
+        raise TracedbError(f"{lake}: exists and is not a directory; a lake is a directory")
+    marker = lake / MARKER
+    if not marker.is_file():
+        if lake.is_dir() and any(p for p in lake.iterdir() if not p.name.startswith(".")) \
+                and not (lake / EXPORT_MANIFEST).is_file():
+            raise TracedbError(f"{lake}: a directory that is not a trace lake; give a new or empty one")
+        lake.mkdir(parents=True, exist_ok=True)
+        text = json.dumps({"format": "tracedb-lake", "schema_version": db.latest_version(),
+                           "tracedb_version": __version__, "layout": "<table>/trace=<name>/data.parquet"},
+                          indent=2) + "\n"
+        try:
+            atomic.create(marker, lambda out: out.write(text.encode()))  # another writer may be first
+        except OSError as exc:
+            raise TracedbError(f"{lake}: cannot write: {exc.strerror or exc}") from None
+    _check_marker(lake)
+
+
+def _check_marker(lake: Path) -> None:
+    file = lake / MARKER if (lake / MARKER).is_file() else lake / EXPORT_MANIFEST
+    try:
+        manifest = json.loads(file.read_text(encoding="utf-8"))
+        version = manifest["schema_version"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise TracedbError(f"{lake}: unreadable {file.name}: {exc}") from None
+    if not isinstance(version, int) or version > db.latest_version():
+        raise TracedbError(f"{lake}: written with schema v{version}, newer than this tracedb's "
+                           f"v{db.latest_version()}; upgrade tracedb")
+
+
+def claim_id(lake: Path, folder: str) -> int:
+    """A new trace id: the seconds since ID_EPOCH now, or the next number no other load took."""
+    ids = lake / IDS
+    ids.mkdir(exist_ok=True)
+    start = max(1, int(time.time()) - ID_EPOCH)
+    for trace_id in range(start, min(start + 1_000_000, _ID_SPACE)):
+        try:
+            with open(ids / str(trace_id), "x", encoding="utf-8") as out:
+                out.write(folder)
+            return trace_id
+        except FileExistsError:
+            continue
+    raise TracedbError(f"{lake}: no free trace id for {folder}")
+
+
+def _release_id(lake: Path, trace_id: int | None) -> None:
+    if trace_id is not None:
+        (lake / IDS / str(int(trace_id))).unlink(missing_ok=True)
+
+
+def add(path: str | Path, lake: str | Path, *, name: str | None = None, replace: bool = False,
+        meta: dict[str, str] | None = None, kind: str | None = None, threads: int = 1,
+        progress=None) -> LoadOutcome:
+    """Load one trace file into a lake (the task a process pool, Dask or Ray runs: a path in, a
+    partition out). Same name and same content: skipped; same name, other content: an error
+    unless replace. Returns the outcome with the trace's lake id."""
+    path, lake = Path(path), Path(lake)
+    size = check_file(path)
+    name = default_name(path) if name is None else name
+    check_name(name, path)
+    create(lake)
+    folder = folder_of(name)
+    committed = lake / "traces" / folder / "data.parquet"
+    old_id = None
+    if committed.is_file():
+        digest = sha256_of(path)
+        stored, old_id = _stored(committed)
+        if stored == digest and not replace:
+            return LoadOutcome(path, name, "skipped", file_bytes=size,
+                               note=f"identical content already in the lake as {name!r} (use --replace to load again)")
+        if not replace:
+            raise TracedbError(f"{path}: a trace named {name!r} is in the lake {lake}; choose another --name or "
+                               "use --replace")
+    trace_id = claim_id(lake, folder)
+    staging = lake / INCOMING / uuid.uuid4().hex
+    try:
+        try:
+            part = partition.build(path, staging / "p", name=name, meta=meta, kind=kind, trace_id=trace_id,
+                                   threads=threads, progress=progress)
+            started = time.perf_counter()
+            replaced = _move_in(lake, folder, part)
+        except BaseException:
+            _release_id(lake, trace_id)
+            raise
+        if replaced:
+            _release_id(lake, old_id)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        _remove_if_empty(lake / INCOMING)
+    outcome = part.outcome
+    outcome.status = "replaced" if replaced else "loaded"
+    outcome.seconds += time.perf_counter() - started
+    return outcome
+
+
+def _stored(traces_file: Path) -> tuple[str | None, int | None]:
+    """(sha256, trace_id) of a trace in the lake."""
+    try:
+        row = duckdb.connect().execute("SELECT sha256, trace_id FROM read_parquet(?, hive_partitioning = false)",
+                                       [str(traces_file)]).fetchone()
+    except duckdb.Error as exc:
+        reraise_interrupt(exc)
+        return None, None
+    return (row[0], row[1]) if row else (None, None)
+
+
+def _move_in(lake: Path, folder: str, part: partition.Partition) -> bool:
+    """Rename a built partition into the lake, the traces directory last; True when it replaced
+    a trace. What stood under the name (an older version, or the leftovers of a writer that died)
+    goes to a trash directory first, and comes back if the move fails before the commit."""
+    trash = lake / TRASH / uuid.uuid4().hex
+    moved: list[tuple[Path, Path]] = []
+    old = lake / "traces" / folder
+
+    def away(src: Path, table: str) -> None:
+        target = trash / table
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.rename(src, target)
+        moved.append((target, src))
+
+    try:
+        replaced = old.is_dir()
+        if replaced:
+            away(old, "traces")  # the trace is gone for readers from here until the commit
+        for table_dir in sorted(p for p in lake.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
+            if table_dir.name != "traces" and (table_dir / folder).exists():
+                away(table_dir / folder, table_dir.name)
+        for table in sorted(part.tables, key=lambda t: t == "traces"):  # traces last: the commit
+            (lake / table).mkdir(exist_ok=True)
+            os.rename(part.directory / table, lake / table / folder)
+    except OSError as exc:
+        for table in part.tables:  # what was put in is taken out, what was there comes back
+            if (lake / table / folder).is_dir() and not (part.directory / table).exists():
+                shutil.rmtree(lake / table / folder, ignore_errors=True)
+        for target, src in moved:
+            if not src.exists():
+                os.rename(target, src)
+        raise TracedbError(f"{lake}: cannot add the trace: {exc.strerror or exc}") from None
+    finally:
+        shutil.rmtree(trash, ignore_errors=True)
+        _remove_if_empty(lake / TRASH)
+    return replaced
+
+
+def _remove_if_empty(directory: Path) -> None:
+    try:
+        directory.rmdir()
+    except OSError:
+        pass  # not empty (another writer is at work) or gone
+
+
+def committed_folders(lake: Path) -> list[str]:
+    """The traces a reader opening now sees: those whose traces directory is in place."""
+    traces = lake / "traces"
+    if not traces.is_dir():
+        return []
+    return sorted(d for d in os.listdir(traces) if d.startswith("trace=") and (traces / d / "data.parquet").is_file())
+
+
+def open_lake(lake: str | Path) -> tuple[duckdb.DuckDBPyConnection, Path]:
+    """A read-only connection on which the lake's traces are the database's; (connection, the
+    scratch directory it lives in, to remove after closing it)."""
+    lake = Path(lake).resolve()
+    if not is_lake(lake):
+        raise TracedbError(f"{lake}: not a trace lake (tracedb load FILES --lake {lake} makes one)")
+    _check_marker(lake)
+    folders = committed_folders(lake)
+    scratch = Path(tempfile.mkdtemp(prefix="tracedb-lake-"))
+    file = scratch / "lake.duckdb"
+    try:
+        con = db.open_db(file)
+        try:
+            _build_views(con, lake, folders)
+        finally:
+            con.close()
+        con = duckdb.connect(str(file), read_only=True)
+        con.execute("SET parquet_metadata_cache = true")
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    return con, scratch
+
+
+def _build_views(con: duckdb.DuckDBPyConnection, lake: Path, folders: list[str]) -> None:
+    for table in trace_tables(con):
+        table_dir = lake / table
+        present = set(os.listdir(table_dir)) if table_dir.is_dir() else set()
+        files = [str(table_dir / f / "data.parquet") for f in folders if f in present]
+        if not files:
+            continue  # no trace has rows there: the empty table stays
+        comments = con.execute("SELECT column_name, comment FROM duckdb_columns() WHERE table_name = ? "
+                               "AND schema_name = 'main' ORDER BY column_index", [table]).fetchall()
+        columns = [c for c, _ in comments]
+        about = con.execute("SELECT comment FROM duckdb_tables() WHERE table_name = ? AND schema_name = 'main'",
+                            [table]).fetchone()[0]
+        listing = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
+        con.execute(f"DROP TABLE {table}")
+        # the table's columns in its order; union_by_name: older files read NULL where they lack one
+        con.execute(f"CREATE VIEW {table} AS SELECT {', '.join(columns)} FROM read_parquet([{listing}], "
+                    "hive_partitioning = false, union_by_name = true)")
+        if about:
+            con.execute(f"COMMENT ON VIEW {table} IS {_literal(about + ' (Parquet files of a trace lake)')}")
+        for column, comment in comments:
+            if comment:
+                con.execute(f"COMMENT ON COLUMN {table}.{column} IS {_literal(comment)}")
+    for kind in RULE_KINDS:  # the user's rules an export holds
+        file = lake / kind.table / "user.parquet"
+        if file.is_file():
+            con.execute(f"INSERT INTO {kind.table} BY NAME SELECT * FROM read_parquet(?, "
+                        "hive_partitioning = false)", [str(file)])
+    dup = con.execute("SELECT trace_id, list(name ORDER BY name) FROM traces GROUP BY 1 HAVING count(*) > 1 "
+                      "LIMIT 1").fetchone()
+    if dup:
+        raise TracedbError(f"{lake}: traces {', '.join(map(repr, dup[1]))} have the same trace id {dup[0]} "
+                           "(written at once by two writers); load one of them again with --replace")
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
