@@ -44,6 +44,8 @@ def report_runs():
             runs.append((name, "--trace", "tc", "--vs", "kernel_details_cann8"))
         elif report.compares:
             runs.append((name, "--trace", PAIR[0], "--vs", PAIR[1]))
+        elif "traces" in report.params:  # many traces: a pattern, and names
+            runs.append((name, "--trace", "*bert*", "--vs", "tc"))
         else:
             runs.append((name,))
     return runs

@@ -359,15 +359,20 @@ class Database:
         """(trace_id, name) of a trace named by name or "#ID"."""
         return tracemod.find(self.con, name)
 
-    def report(self, name: str, *, trace: str | None = None, vs: str | None = None, phase: str | None = None,
-               limit: int | None = None, section: str | None = None, **params: Any) -> ReportResult:
-        """Run a report (see tracedb.reports_available()); a comparison takes trace= and vs=."""
+    def report(self, name: str, *, trace: str | None = None, vs: str | Sequence[str] | None = None,
+               phase: str | None = None, limit: int | None = None, section: str | None = None,
+               **params: Any) -> ReportResult:
+        """Run a report (see tracedb.reports_available()); a comparison takes trace= and vs=.
+        compare with several vs (vs=["b", "c"]) or a trace pattern (trace="h100_*") compares them
+        all (the compare-many report); compare-many and trend take the traces as trace= and vs=."""
+        name, trace, vs, params = reportmod.route(name, trace, vs, params)
         report = reportmod.get(name)
         values = reportmod.bind(report, {"trace": trace, "vs": vs, "phase": phase, "limit": limit, **params})
         if section is not None:
             report.section(section)  # one that exists
         reportmod.check_trace(self.con, trace)
         reportmod.check_trace(self.con, vs)
+        reportmod.check_traces(self.con, values.get("traces"))
         labels = reportmod.trace_labels(self.con, values) if report.compares else None
         names = reportmod.trace_names(self.con, values) if report.compares else None
         out = {}

@@ -341,8 +341,9 @@ def run_report(
     db: DbOption = None,
     trace: Annotated[Optional[str], typer.Option("--trace", "-t", help="Only this trace (name or #id); for a "
                                                  "comparison, trace A.", show_default=False)] = None,
-    vs: Annotated[Optional[str], typer.Option("--vs", help="Trace B of a comparison (compare, alignment, fusion, "
-                                              "same-kernels).", show_default=False)] = None,
+    vs: Annotated[Optional[List[str]], typer.Option("--vs", help="Trace B of a comparison (compare, alignment, "
+                                                    "fusion, same-kernels); repeat it to compare more traces "
+                                                    "(compare, trend).", show_default=False)] = None,
     phase: Annotated[Optional[str], typer.Option(help="Only kernels of this phase: prefill, decode, mixed, none "
                                                       "or all.", show_default=False)] = None,
     limit: Annotated[Optional[int], typer.Option(help="Rows per table (default: the report's own).",
@@ -373,9 +374,9 @@ def run_report(
     its tables titled with both traces (csv/json: plain rows; html: a self-contained page with
     the report's charts as inline SVG). A terminal table shows the first rows of a long result
     and says how many more there are (--limit N shows N, --format csv all)."""
+    name, trace, one_vs, given = reports.route(name, trace, vs, reports.parse_params(param))
     report = reports.get(name)
-    given = reports.parse_params(param)
-    named = {"trace": trace, "vs": vs, "phase": phase, "limit": limit, "forward_passes": forward_passes,
+    named = {"trace": trace, "vs": one_vs, "phase": phase, "limit": limit, "forward_passes": forward_passes,
              "mapping": mapping}
     clash = [k for k in given if k in named]
     if clash:

@@ -155,6 +155,16 @@ def fragment(report, results: list[tuple[Any, list[str], list[tuple]]], labels: 
     return "\n".join(parts)
 
 
+def _pivot(labels: list[str], by: list, values: list) -> tuple[list[str], dict[str, list]]:
+    """Rows (label, by, value) as a group per label and a series per by value, in first-seen order."""
+    groups = list(dict.fromkeys(labels))
+    series: dict[str, list] = {str(b): [None] * len(groups) for b in dict.fromkeys(by)}
+    at = {g: i for i, g in enumerate(groups)}
+    for label, b, v in zip(labels, by, values):
+        series[str(b)][at[label]] = v
+    return groups, series
+
+
 def _section_body(section, columns: list[str], rows: list[tuple], traces: tuple[str, str] | None) -> list[str]:
     """The charts and the table of one section's rows (traces: the names of sides A and B)."""
     formats = {c.name: c.format for c in section.columns.values()}
@@ -165,9 +175,12 @@ def _section_body(section, columns: list[str], rows: list[tuple], traces: tuple[
         label_at = [columns.index(c) for c in chart.labels if c in columns]
         names = [" · ".join(display(columns[i], r[i]) for i in label_at) for r in rows]
         series = {v: [r[columns.index(v)] for r in rows] for v in chart.values}
-        shown = f" (the first {MAX_BARS} of {len(rows)} rows)" if len(rows) > MAX_BARS else ""
+        if chart.by:  # pivoted: a group per label, a bar per value of the by column
+            names, series = _pivot(names, [r[columns.index(chart.by)] for r in rows], series[chart.values[0]])
+            formats = {**formats, **{s: formats.get(chart.values[0]) for s in series}}
+        shown = f" (the first {MAX_BARS} of {len(names)} groups)" if len(names) > MAX_BARS else ""
         parts.append(f"<figure><figcaption>{escape(chart.title + shown)}</figcaption>"
-                     f"{bar_chart(chart.title, names, series, formats, {v: legend_name(v, traces) for v in series})}</figure>")
+                     f"{bar_chart(chart.title, names, series, formats, {v: v if chart.by else legend_name(v, traces) for v in series})}</figure>")
     totals = [c.name for c in section.columns.values() if c.total]
     notes = [c.name for c in section.columns.values() if c.note]
     parts.append(_table(columns, rows, formats, totals, notes) if rows else "<p>(no rows)</p>")

@@ -19,7 +19,8 @@ columns summed in the totals row, `note` a sentence printed under the table rath
 table or markdown shows only with --wide (csv, json and html always have it).
 
 A header may declare bar charts for HTML output, `Chart: op+phase -> a_total_ns,b_total_ns  Title`:
-one bar group per row, labelled by the columns before the arrow, one bar per column after it.
+one bar group per row, labelled by the columns before the arrow, one bar per column after it; or
+`Chart: op -> total_ns by trace_name  Title`: one bar group per op, one bar per trace_name.
 
 A report may print several tables: each further SELECT starts with its own header,
 
@@ -72,6 +73,7 @@ class Chart:
     labels: list[str]
     values: list[str]
     title: str
+    by: str | None = None  # one bar per value of this column (the rows pivoted), rather than per value column
 
 
 @dataclass
@@ -210,10 +212,13 @@ def _parse_header(path: Path, report: Report, section: Section, header: list[tup
             continue
         try:
             if part == "summary" and stripped.lower().startswith("chart:"):
-                m = re.match(r"^chart:\s*(\w+(?:\+\w+)*)\s*->\s*(\w+(?:,\w+)*)\s+(.+)$", stripped, re.I)
-                if not m:
-                    raise ValueError("expected 'Chart: label[+label] -> value[,value]  title'")
-                section.charts.append(Chart(m.group(1).split("+"), m.group(2).split(","), m.group(3).strip()))
+                m = re.match(r"^chart:\s*(\w+(?:\+\w+)*)\s*->\s*(\w+(?:,\w+)*)(?:\s+by\s+(\w+))?\s+(.+)$",
+                             stripped, re.I)
+                if not m or (m.group(3) and "," in m.group(2)):
+                    raise ValueError("expected 'Chart: label[+label] -> value[,value]  title' or "
+                                     "'Chart: label -> value by column  title'")
+                section.charts.append(Chart(m.group(1).split("+"), m.group(2).split(","), m.group(4).strip(),
+                                            m.group(3)))
             elif part == "summary":
                 summary.append(stripped)
             elif part == "parameters":
@@ -263,6 +268,12 @@ def bind(report: Report, given: dict[str, Any]) -> dict[str, Any]:
                            f"(parameters: {', '.join(report.params) or 'none'})")
     values = {name: p.default for name, p in report.params.items()}
     values.update({k: v for k, v in given.items() if v is not None})
+    if "traces" in report.params:
+        if isinstance(values.get("traces"), str):
+            values["traces"] = [values["traces"]]
+        if not values.get("traces"):
+            raise TracedbError(f"report {report.name} takes the traces as --trace A --vs B ... or --trace 'PATTERN'")
+        values["traces"] = [str(t) for t in values["traces"]]
     if report.compares and (values.get("trace") is None or values.get("vs") is None):
         raise TracedbError(f"report {report.name} compares two traces: give --trace A --vs B")
     if values.get("phase") is not None and values["phase"] not in PHASES:
@@ -270,6 +281,41 @@ def bind(report: Report, given: dict[str, Any]) -> dict[str, Any]:
     if values.get("limit") is not None and int(values["limit"]) < 1:
         raise TracedbError("--limit must be at least 1")
     return values
+
+
+MANY = "compare-many"  # what compare becomes for more than two traces
+
+
+def is_pattern(text: str | None) -> bool:
+    """A glob pattern of trace names ('h100_*'), as chosen_traces takes them."""
+    return isinstance(text, str) and any(c in text for c in "*?[")
+
+
+def route(name: str, trace: str | None, vs, params: dict[str, Any]) -> tuple[str, str | None, str | None, dict]:
+    """(report, trace, vs, parameters) for traces given as --trace A --vs B [--vs C ...] or a
+    pattern: compare of more than two becomes compare-many, and a report taking a list of traces
+    gets them all as traces; any other report takes one vs."""
+    more = [vs] if isinstance(vs, str) else list(vs or [])
+    if name == "compare" and (len(more) > 1 or is_pattern(trace)):
+        name = MANY
+    if "traces" in get(name).params:
+        if params.get("traces") is None and (trace is not None or more):
+            params = {**params, "traces": ([trace] if trace is not None else []) + more}
+        return name, None, None, params
+    if len(more) > 1:
+        raise TracedbError(f"report {name} compares two traces; for more: tracedb report compare --trace A --vs B "
+                           "--vs C")
+    return name, trace, more[0] if more else None, params
+
+
+def check_traces(con: duckdb.DuckDBPyConnection, wanted: list[str] | None) -> None:
+    """Each name or #id names a trace and each pattern matches one."""
+    for want in wanted or []:
+        if is_pattern(want):
+            if not con.execute("SELECT count(*) FROM chosen_traces([?])", [want]).fetchone()[0]:
+                raise TracedbError(f"no trace matches {want!r} (see: tracedb ls)")
+        else:
+            traces.find(con, want)
 
 
 def check_trace(con: duckdb.DuckDBPyConnection, trace: str | None) -> None:
@@ -298,6 +344,8 @@ def sql_literal(value: Any) -> str:
         return str(value)
     if isinstance(value, float):
         return f"CAST('{value!r}' AS DOUBLE)"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(sql_literal(v) for v in value) + "]"
     return "'" + str(value).replace("'", "''") + "'"
 
 

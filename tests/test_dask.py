@@ -1,0 +1,61 @@
+"""Loads fanned out on Dask: one task per file on a cluster of 2 worker processes, each writing
+its partition to the lake."""
+
+from __future__ import annotations
+
+import pytest
+
+import tracedb
+from tracedb import fanout
+
+from conftest import KINETO, run_cli
+from test_export import AIE
+
+distributed = pytest.importorskip("distributed", reason="pip install 'tracedb[dask]'")
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=40) as cluster:
+        yield cluster.scheduler_address
+
+
+def test_load_on_dask(scheduler, tmp_path):
+    bad = tmp_path / "broken.json"
+    bad.write_text('{"traceEvents": 7}')
+    files = KINETO[:4] + AIE + [bad]
+    proc = run_cli("load", *files, "--lake", tmp_path / "lake", "--format", "csv",
+                   env={"TRACEDB_DASK_SCHEDULER": scheduler})
+    assert proc.returncode == 1
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("tracedb: error:")]
+    assert len(errors) == 1 and str(bad) in errors[0] and "Traceback" not in proc.stderr
+    assert f"1 of {len(files)} file(s) not loaded" in proc.stderr
+    assert proc.stdout.count(",loaded,") == len(files) - 1  # the summary, a row per trace
+    serial = tmp_path / "serial"
+    run_cli("load", *files[:-1], "--lake", serial, "--jobs", "1", check=True)
+    with tracedb.connect(tmp_path / "lake") as x, tracedb.connect(serial) as y:
+        for table in ("traces", "kernel_facts", "cpu_ops", "aie_events"):
+            query = (f"SELECT t.name, r.* EXCLUDE (trace_id) FROM {table} r JOIN traces t USING (trace_id)"
+                     if table != "traces" else "SELECT * EXCLUDE (trace_id, loaded_at, load_seconds) FROM traces")
+            assert sorted(x.sql(query).rows, key=repr) == sorted(y.sql(query).rows, key=repr), table
+
+
+def test_the_task_is_plain(scheduler, tmp_path):
+    """Any engine can run it: a path and a lake in, the outcome out (here through a Client)."""
+    client = distributed.Client(scheduler)
+    try:
+        outcome = client.submit(fanout.task, str(KINETO[2]), str(tmp_path / "lake"), pure=False).result()
+    finally:
+        client.close()
+    assert outcome.status == "loaded" and outcome.trace_id > 0
+    with tracedb.connect(tmp_path / "lake") as db:
+        assert db.sql("SELECT trace_id FROM traces").rows == [(outcome.trace_id,)]
+
+
+def test_scheduler_errors_are_one_line(tmp_path):
+    proc = run_cli("load", KINETO[0], "--lake", tmp_path / "lake", "--scheduler", "tcp://127.0.0.1:9")
+    assert proc.returncode == 1 and "cannot reach the Dask scheduler" in proc.stderr
+    assert proc.stderr.count("\n") == 1
+    proc = run_cli("load", KINETO[0], "--scheduler", "tcp://127.0.0.1:9", db=tmp_path / "x.duckdb")
+    assert proc.returncode == 1 and "add --lake DIR" in proc.stderr and not (tmp_path / "x.duckdb").exists()
