@@ -58,7 +58,7 @@ def test_ctrl_c_during_the_second_file_names_the_first_as_loaded(tmp_path, big_t
     """The message says what the database holds: the first file committed before the signal."""
     db = tmp_path / "two.duckdb"
     run_cli("load", KINETO[1], "--name", "kept", db=db, check=True)
-    proc = subprocess.Popen([sys.executable, "-m", "tracedb.cli", "load", str(KINETO[0]), str(big_trace),
+    proc = subprocess.Popen([sys.executable, "-m", "tracedb.cli", "load", str(KINETO[0]), str(big_trace), "--jobs", "1",
                              "--db", str(db)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=os.environ,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(1.5)  # the small first file takes a few tenths of a second, the big one seconds
