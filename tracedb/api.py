@@ -330,7 +330,7 @@ class Database:
         return self._query(
             "SELECT trace_id, name, format, platform, device_name, event_count AS events, "
             "rejected_count AS rejected, complete, problem, loaded_at, source_path "
-            # a lake's ids are digests of names: its traces are listed in the order they landed
+            # a lake's ids are the seconds when each load began: its traces are listed in the order they landed
             f"FROM traces ORDER BY {'loaded_at, ' if self.lake else ''}trace_id", title="Traces")
 
     def objects(self) -> Result:
@@ -434,7 +434,7 @@ class Database:
                     raise TracedbError(f"--op-mapping: {exc}") from None
                 landed(mapped)
                 meta["op_mapping"] = mapped.name
-            jobs = parallel.cores() if jobs is None else max(1, int(jobs))
+            jobs = parallel.workers(jobs)
             files = [p for p in paths if not exchange.is_export(p)]
             together = jobs > 1 and len(files) > 1
             # side by side, the exports come first here and the trace files go to the pool below
@@ -522,7 +522,7 @@ def load_lake(lake: str | Path, paths: Iterable[str | Path], *, name: str | None
             raise TracedbError(f"--op-mapping: {exc}") from None
         done.landed(mapped)
         meta["op_mapping"] = mapped.name
-    jobs = parallel.cores() if jobs is None else max(1, int(jobs))
+    jobs = parallel.workers(jobs)
     fanout.load(lake, paths, name=name, replace=replace, meta=meta, jobs=jobs, scheduler=scheduler,
                 progress=progress, landed=done.landed, failed=done.failed)
     done.in_order(paths)

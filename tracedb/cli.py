@@ -122,8 +122,7 @@ def load(
             done = database.load_all(
                 files, name=name, replace=replace, meta=run_params, op_mapping=op_mapping, rules=rules_file, jobs=jobs,
                 progress=progress.update if progress.shown else None,
-                on_outcome=lambda o: (outcomes.append(o), progress.finish(o.path), _report_outcome(o)),
-                on_error=lambda path, why: (progress.finish(path), say(f"tracedb: error: {why}")))
+                on_outcome=lambda o: (outcomes.append(o), progress.landed(o)), on_error=progress.failed)
         if done.outcomes:
             _show(done.result(), fmt)
     finally:
@@ -151,8 +150,7 @@ def _load_lake(lake: Path, files: list[Path], db: Optional[Path], name, replace:
         done = api.load_lake(
             lake, files, name=name, replace=replace, meta=run_params, op_mapping=op_mapping, jobs=jobs,
             scheduler=scheduler, progress=progress.update if progress.shown else None,
-            on_outcome=lambda o: (progress.finish(o.path), _report_outcome(o)),
-            on_error=lambda path, why: (progress.finish(path), say(f"tracedb: error: {why}")))
+            on_outcome=progress.landed, on_error=progress.failed)
     if done.outcomes:
         _show(done.result(), fmt)
     if done.failures:
@@ -208,6 +206,16 @@ class _LoadProgress:
         elapsed = time.perf_counter() - started
         rate = f"{events:,} events, {events / elapsed:,.0f}/s" if elapsed > 0 and events else ""
         self.bar.update(task, completed=done_bytes, rate=rate, description=f"{path.name}: {_STAGES.get(stage, stage)}")
+
+    def landed(self, outcome) -> None:
+        """A file is done: its line goes, and what the summary does not say is said (a skip, events
+        set aside, an incomplete trace)."""
+        self.finish(outcome.path)
+        _report_outcome(outcome)
+
+    def failed(self, path: Path, why: str) -> None:
+        self.finish(path)
+        say(f"tracedb: error: {why}")
 
     def finish(self, path: Path) -> None:
         if self.overall is not None and path not in self.finished:

@@ -90,14 +90,8 @@ def _on_pool(lake: Path, paths: list[Path], jobs: int, replace: bool, meta: dict
             with without_main_module():
                 jobs_of[pool.submit(_pool_task, str(path), str(lake), replace, meta,
                                     max(1, cores() // jobs))] = path
-        for job in as_completed(jobs_of):
-            path = jobs_of[job]
-            try:
-                landed(job.result())
-            except TracedbError as exc:
-                failed(path, str(exc))
-            except BrokenProcessPool:
-                failed(path, f"{path}: the worker process loading it died (out of memory?)")
+        _land(jobs_of, as_completed(jobs_of), BrokenProcessPool,
+              lambda exc: "the worker process loading it died (out of memory?)", landed, failed)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         queue.put(None)
@@ -121,14 +115,23 @@ def _on_dask(scheduler: str, lake: Path, paths: list[Path], replace: bool, meta:
         futures = {client.submit(task, str(Path(p).resolve()), str(lake.resolve()), None, replace, meta,
                                  pure=False, key=f"tracedb-load-{run}-{i}-{Path(p).name}"): Path(p)
                    for i, p in enumerate(paths)}
-        for future in dask_completed(futures):
-            path = futures[future]
-            try:
-                landed(future.result())
-            except TracedbError as exc:
-                failed(path, str(exc))
-            except Exception as exc:  # a worker lost, a task killed: the file fails, the others go on
-                failed(path, f"{path}: the Dask task failed: {type(exc).__name__}: "
-                             f"{' '.join(str(exc).split())[:200]}")
+        # a worker lost, a task killed: the file fails, the others go on
+        _land(futures, dask_completed(futures), Exception,
+              lambda exc: f"the Dask task failed: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}",
+              landed, failed)
     finally:
         client.close()
+
+
+def _land(files_of: dict, completed, lost: type[BaseException], why: Callable[[BaseException], str],
+          landed: Landed, failed: Failed) -> None:
+    """Each task's outcome as it finishes: landed(outcome), or failed(path, ...) with the task's own
+    error, or why(exc) when the engine lost the task (an exception of type lost)."""
+    for future in completed:
+        path = files_of[future]
+        try:
+            landed(future.result())
+        except TracedbError as exc:
+            failed(path, str(exc))
+        except lost as exc:
+            failed(path, f"{path}: {why(exc)}")

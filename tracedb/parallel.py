@@ -30,8 +30,7 @@ import duckdb
 
 from . import db, partition
 from .errors import TracedbError
-from .ingest.loader import LoadOutcome, check_existing, default_name, delete_trace
-from .ingest.source import check_file, sha256_of
+from .ingest.loader import LoadOutcome, check_existing, default_name, delete_trace, precheck
 
 _progress_queue = None  # a worker's end of the progress queue (set by start_worker)
 
@@ -42,6 +41,11 @@ def cores() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
         return max(1, os.cpu_count() or 1)
+
+
+def workers(jobs: int | None) -> int:
+    """The worker processes of a load: as many as asked (at least one), or one per core."""
+    return cores() if jobs is None else max(1, int(jobs))
 
 
 def start_worker(queue) -> None:
@@ -143,18 +147,13 @@ def _precheck(con: duckdb.DuckDBPyConnection, path: Path, replace: bool,
     has); None: build it. names: the names of this load so far (added to)."""
     name = default_name(path)
     try:
-        size = check_file(path)
         if name in names:
             raise TracedbError(f"{path}: a trace named {name!r} comes from {names[name]} in this load too; "
                                "load one of them with --name")
-        digest = None
-        if con.execute("SELECT count(*) FROM traces WHERE file_bytes = ? OR file_bytes IS NULL", [size]).fetchone()[0]:
-            digest = sha256_of(path)
-        skipped, _ = check_existing(con, path, name, digest, replace, "choose another --name or use --replace")
+        skipped = precheck(con, path, name, replace)[2]
     except TracedbError as exc:
         return str(exc)
     if skipped:
-        skipped.file_bytes = size
         return skipped
     names[name] = path
     return None

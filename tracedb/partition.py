@@ -24,7 +24,7 @@ import duckdb
 
 from . import db
 from .errors import TracedbError, reraise_interrupt
-from .ingest.loader import LoadOutcome, trace_tables
+from .ingest.loader import LoadOutcome, load_file, trace_tables
 from .rules import KINDS as RULE_KINDS
 
 # The id a partition's rows carry until they are put where they belong (a lake's files carry the
@@ -66,8 +66,6 @@ def build(path: str | Path, into: str | Path, *, name: str | None = None, meta: 
     exist). rules: user rule rows by table (user_rules of the database the trace is for).
     trace_id: the id its files carry. threads: DuckDB threads of the private database (a pool of
     one worker per core wants 1). progress(stage, bytes read, events), as for a load."""
-    from .ingest.loader import load_file
-
     path, into = Path(path), Path(into)
     with tempfile.TemporaryDirectory(prefix="tracedb-part-") as scratch:
         con = _private_database(Path(scratch))

@@ -64,14 +64,9 @@ def load_file(con: duckdb.DuckDBPyConnection, path: str | Path, *, name: str | N
     progress, if given, is called with (stage, disk bytes read, events so far) as the load goes:
     stage "read" while the file is read, then "type" and "derive"."""
     path = Path(path)
-    size = check_file(path)
     name = default_name(path) if name is None else name
-    digest = None
-    if con.execute("SELECT count(*) FROM traces WHERE file_bytes = ? OR file_bytes IS NULL", [size]).fetchone()[0]:
-        digest = sha256_of(path)  # the same size is loaded already: maybe the same content
-    skipped, clash = check_existing(con, path, name, digest, replace, "choose another --name or use --replace")
+    size, digest, skipped, clash = precheck(con, path, name, replace)
     if skipped:
-        skipped.file_bytes = size
         return skipped
 
     started = time.perf_counter()
@@ -93,6 +88,21 @@ def load_file(con: duckdb.DuckDBPyConnection, path: str | Path, *, name: str | N
                                             started, meta)
         finally:
             drop_staging(con)
+
+
+def precheck(con: duckdb.DuckDBPyConnection, path: Path, name: str,
+             replace: bool) -> tuple[int, str | None, LoadOutcome | None, tuple | None]:
+    """What a load can tell before reading the file: (its size, its digest when a loaded trace has
+    that size, else None, the outcome of a load skipped because the same content is loaded, the
+    row of a trace of the same name to replace); a TracedbError when it cannot load at all."""
+    size = check_file(path)
+    digest = None
+    if con.execute("SELECT count(*) FROM traces WHERE file_bytes = ? OR file_bytes IS NULL", [size]).fetchone()[0]:
+        digest = sha256_of(path)  # the same size is loaded already: maybe the same content
+    skipped, clash = check_existing(con, path, name, digest, replace, "choose another --name or use --replace")
+    if skipped:
+        skipped.file_bytes = size
+    return size, digest, skipped, clash
 
 
 def check_existing(con: duckdb.DuckDBPyConnection, path: Path, name: str, digest: str | None, replace: bool,
