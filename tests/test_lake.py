@@ -109,10 +109,32 @@ def test_writers_and_readers_of_one_lake(tmp_path):
                                    "(SELECT 1 FROM cpu_ops c WHERE c.trace_id = t.trace_id)").rows[0][0])
     for t in threads:
         t.join()
-    assert not errors and set(seen) <= {0}
+    assert not errors, errors
+    assert set(seen) <= {0}
     with tracedb.connect(lake) as db:
         assert db.sql("SELECT count(*) FROM traces").rows[0][0] == 4
     assert not (lake / lakemod.INCOMING).exists() and not (lake / lakemod.TRASH).exists()
+
+
+def test_writers_that_make_the_lake_at_once(tmp_path):
+    """The threads of one process (a Dask worker's) making one lake: every one finds it a lake."""
+    for i in range(40):
+        lake = tmp_path / f"lake{i}"
+        errors = []
+
+        def make():
+            try:
+                lakemod.create(lake)
+            except Exception as exc:  # noqa: BLE001 - the test reports it
+                errors.append(exc)
+
+        threads = [threading.Thread(target=make) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors
+        assert json.loads((lake / lakemod.MARKER).read_text())["format"] == "tracedb-lake"
 
 
 def test_same_name_skip_replace_and_refuse(tmp_path):
@@ -196,6 +218,23 @@ def test_parallel_lake(pair, tmp_path):
             query = (f"SELECT t.name, r.* EXCLUDE (trace_id) FROM {table} r JOIN traces t USING (trace_id) "
                      if table != "traces" else "SELECT * EXCLUDE (trace_id, loaded_at, load_seconds) FROM traces ")
             assert sorted(x.sql(query).rows, key=repr) == sorted(y.sql(query).rows, key=repr), table
+
+
+def test_a_broken_lake_is_one_line(tmp_path):
+    lake = tmp_path / "lake"
+    lakemod.add(KINETO[2], lake)
+    before = sorted((str(p), p.stat().st_size) for p in lake.rglob("*") if p.is_file())
+    part = next((lake / "cpu_ops").iterdir()) / "data.parquet"
+    part.write_text("not parquet")
+    proc = run_cli("report", "summary", db=lake)
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert str(part) in proc.stderr and "cannot read the lake" in proc.stderr
+    (lake / lakemod.MARKER).write_text("{")
+    proc = run_cli("ls", db=lake)
+    assert proc.returncode == 1 and "unreadable tracedb-lake.json" in proc.stderr and "Traceback" not in proc.stderr
+    # reading left the lake as it was (the broken file aside)
+    after = sorted((str(p), p.stat().st_size) for p in lake.rglob("*") if p.is_file())
+    assert [p for p, _ in after] == [p for p, _ in before]
 
 
 def test_an_export_reads_in_place(pair, tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import threading
 
 import duckdb
 
@@ -70,7 +71,8 @@ def test_the_copy_never_replaces_a_file(tmp_path):
 
 def test_a_stale_temporary_file_does_not_stop_the_copy(tmp_path):
     path = tmp_path / "new.duckdb"
-    (tmp_path / f".new.duckdb.{os.getpid()}.new").write_bytes(b"left by a killed process")
+    # the name this process and thread would write beside the target (tracedb.atomic)
+    (tmp_path / f".new.duckdb.{os.getpid()}.{threading.get_ident()}.new").write_bytes(b"left by a killed process")
     assert template.copy_to(path)
     with db.open_db(path, read_only=True) as con:
         assert con.execute("SELECT count(*) FROM tracedb_schema").fetchone()[0] == db.latest_version()

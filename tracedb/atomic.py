@@ -14,14 +14,15 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import threading
 from pathlib import Path
 from typing import IO, Callable, Iterator
 
 
 def _beside(path: Path, tag: str) -> Path:
-    # the process id keeps two writers of one target apart; a leftover of a killed process of the
-    # same id is stale and overwritten
-    return path.with_name(f".{path.name}.{os.getpid()}.{tag}")
+    # the process and thread ids keep two writers of one target apart (the threads of a Dask worker
+    # included); a leftover of a killed process of the same ids is stale and overwritten
+    return path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.{tag}")
 
 
 @contextlib.contextmanager

@@ -83,7 +83,8 @@ def create(lake: Path) -> None:
         raise TracedbError(f"{lake}: exists and is not a directory; a lake is a directory")
     marker = lake / MARKER
     if not marker.is_file():
-        if lake.is_dir() and any(p for p in lake.iterdir() if not p.name.startswith(".")) \
+        # (the marker itself may appear meanwhile: another writer made the lake first)
+        if lake.is_dir() and any(p for p in lake.iterdir() if not p.name.startswith(".") and p.name != MARKER) \
                 and not (lake / EXPORT_MANIFEST).is_file():
             raise TracedbError(f"{lake}: a directory that is not a trace lake; give a new or empty one")
         lake.mkdir(parents=True, exist_ok=True)
@@ -177,8 +178,9 @@ def add(path: str | Path, lake: str | Path, *, name: str | None = None, replace:
 def _stored(traces_file: Path) -> tuple[str | None, int | None]:
     """(sha256, trace_id) of a trace in the lake."""
     try:
-        row = duckdb.connect().execute("SELECT sha256, trace_id FROM read_parquet(?, hive_partitioning = false)",
-                                       [str(traces_file)]).fetchone()
+        with duckdb.connect() as con:
+            row = con.execute("SELECT sha256, trace_id FROM read_parquet(?, hive_partitioning = false)",
+                              [str(traces_file)]).fetchone()
     except duckdb.Error as exc:
         reraise_interrupt(exc)
         return None, None
@@ -252,6 +254,9 @@ def open_lake(lake: str | Path) -> tuple[duckdb.DuckDBPyConnection, Path]:
         con = db.open_db(file)
         try:
             _build_views(con, lake, folders)
+        except duckdb.Error as exc:  # a partition that is not Parquet, or not one of ours
+            reraise_interrupt(exc)
+            raise TracedbError(f"{lake}: cannot read the lake: {str(exc).strip().splitlines()[0][:300]}") from None
         finally:
             con.close()
         con = duckdb.connect(str(file), read_only=True)
