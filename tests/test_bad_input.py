@@ -7,6 +7,8 @@ import json
 
 import pytest
 
+import tracedb
+
 from conftest import KINETO, run_cli, table_counts
 from tracedb.db import open_db
 
@@ -90,6 +92,41 @@ def test_database_file_that_is_not_duckdb(tmp_path):
     assert proc.stderr.strip().count("\n") == 0
     assert str(fake) in proc.stderr and "not a DuckDB database" in proc.stderr
     assert fake.read_text() == "this is not a database" * 100
+
+
+def _foreign_files(tmp_path):
+    """Files of other kinds that DuckDB would open as something else (JSON, CSV and Parquet as an
+    in-memory database, SQLite through an extension it downloads)."""
+    import sqlite3
+
+    import duckdb
+
+    files = {"other.json": b'{"traceEvents": []}',
+             "rows.csv": b"a,b\n1,2\n", "tiny": b"x"}
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    duckdb.sql(f"COPY (SELECT 1 AS a) TO '{tmp_path / 'rows.parquet'}' (FORMAT parquet)")
+    with sqlite3.connect(tmp_path / "app.sqlite") as con:
+        con.execute("CREATE TABLE t (a)")
+    return [tmp_path / n for n in (*files, "rows.parquet", "app.sqlite")]
+
+
+@pytest.mark.parametrize("command", ["load", "ls", "sql", "report"])
+def test_a_foreign_file_is_never_taken_for_a_database(tmp_path, command):
+    """An existing file that is not a DuckDB database, given as --db, is one line and exit 1, and
+    is left as it was: no load lands in a database that is never saved."""
+    for fake in _foreign_files(tmp_path):
+        before = fake.read_bytes()
+        args = {"load": ("load", KINETO[0]), "ls": ("ls",), "sql": ("sql", "SELECT 1"),
+                "report": ("report", "summary")}[command]
+        proc = run_cli(*args, db=fake)
+        assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, \
+            (fake, proc.stderr)
+        assert str(fake) in proc.stderr and ("not a DuckDB database" in proc.stderr
+                                             or "a SQLite database" in proc.stderr), proc.stderr
+        assert fake.read_bytes() == before and "loaded" not in proc.stdout
+    with pytest.raises(tracedb.TracedbError, match="not a DuckDB database"):
+        tracedb.connect(tmp_path / "rows.csv", read_only=False)
 
 
 def _temp_objects(con) -> int:

@@ -67,16 +67,42 @@ def test_every_table_holds_the_same_rows(pair):
         assert ("kernels", "view") in [(o, k) for o, k, _ in y.objects().rows]
 
 
-def test_lake_reads_are_read_only(pair, tmp_path):
+def _writes(target) -> list[str]:
+    """Statements that would write target, wrapped every way SQL allows."""
+    target = str(target).replace("'", "''")
+    copy = f"COPY (SELECT * FROM kernels WHERE false) TO '{target}' (FORMAT parquet)"
+    return [copy, f"EXPLAIN ANALYZE {copy}", f"EXPLAIN {copy}",
+            f"COPY (WITH k AS (SELECT * FROM kernels) SELECT * FROM k WHERE false) TO '{target}' (FORMAT parquet)",
+            f"PREPARE w AS {copy}; EXECUTE w",
+            f"CREATE TEMP MACRO m() AS TABLE SELECT 1; COPY (FROM m()) TO '{target}' (FORMAT csv)",
+            f"COPY kernels TO '{target}' (FORMAT csv)", f"EXPORT DATABASE '{target}'",
+            f"ATTACH '{target}' AS w; CREATE TABLE w.t AS SELECT 1",
+            f"SELECT * FROM read_csv('{target}')", "INSTALL httpfs", "SET threads = 1",
+            "RESET enable_external_access; COPY (SELECT 1) TO '/tmp/tracedb-never.csv'"]
+
+
+@pytest.mark.parametrize("where", ["lake", "database"])
+def test_user_sql_writes_no_file(pair, where):
+    """Nothing tracedb sql runs writes a file: not a lake's data, its marker, nor a file beside a
+    database, whatever wraps the statement (the engine's switches refuse it, not a keyword filter)."""
+    db, lake = pair
+    target = lake if where == "lake" else db
+    folder = next((lake / "kernels").iterdir()) / "data.parquet" if where == "lake" else db.parent / "new.parquet"
+    before = {str(p): p.stat().st_mtime_ns for p in target.parent.rglob("*")}
+    count = run_cli("sql", "SELECT count(*) AS n FROM kernels", "--format", "csv", db=target, check=True).stdout
+    assert count.splitlines()[1] != "0"
+    for victim in (folder, lake / lakemod.MARKER, target.parent / "new.csv"):
+        for statement in _writes(victim):
+            proc = run_cli("sql", statement, db=target)
+            assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, \
+                (statement, proc.stderr)
+    assert {str(p): p.stat().st_mtime_ns for p in target.parent.rglob("*")} == before
+    assert not os.path.exists("/tmp/tracedb-never.csv")
+    assert run_cli("sql", "SELECT count(*) AS n FROM kernels", "--format", "csv", db=target).stdout == count
+
+
+def test_a_lake_is_loaded_into_only_by_lake_loads(pair):
     _, lake = pair
-    before = sorted(str(p) for p in lake.rglob("*"))
-    out = run_cli("sql", "SELECT count(*) AS n FROM kernels", "--format", "csv", db=lake)
-    assert out.returncode == 0 and out.stdout.splitlines()[1] != "0"
-    for hostile in (f"COPY (SELECT 1) TO '{lake}/traces/evil.csv'", f"EXPORT DATABASE '{lake}/x'",
-                    "SELECT * FROM read_csv('/etc/passwd')", "SET threads = 1"):
-        proc = run_cli("sql", hostile, db=lake)
-        assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, hostile
-    assert sorted(str(p) for p in lake.rglob("*")) == before
     proc = run_cli("load", KINETO[0], db=lake)
     assert proc.returncode == 1 and "--lake" in proc.stderr
     with pytest.raises(tracedb.TracedbError, match="read in place"):
@@ -193,6 +219,10 @@ def test_not_a_lake_and_newer_lakes(tmp_path):
     (plain / "notes.txt").write_text("x")
     proc = run_cli("load", KINETO[0], "--lake", plain)
     assert proc.returncode == 1 and "not a trace lake" in proc.stderr
+    for command in (("ls",), ("load", KINETO[0])):
+        proc = run_cli(*command, db=plain)
+        assert proc.returncode == 1 and "is a directory" in proc.stderr and proc.stderr.count("\n") == 1
+    assert [p.name for p in plain.iterdir()] == ["notes.txt"]
     lake = tmp_path / "lake"
     lakemod.add(KINETO[2], lake)
     marker = json.loads((lake / lakemod.MARKER).read_text())

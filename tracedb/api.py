@@ -264,7 +264,6 @@ class Database:
         self.read_only = read_only
         self.lake: Path | None = None  # a trace lake read in place (tracedb.lake)
         self._scratch: Path | None = None
-        self._locked = False
         if lake.is_lake(self.path):
             if not read_only:
                 raise TracedbError(f"{self.path}: a trace lake is read in place and written by loads: "
@@ -293,10 +292,9 @@ class Database:
         self.close()
 
     def lock_down(self) -> None:
-        """Let the connection run a user's SQL and nothing else (tracedb.db.lock_down); on a lake,
-        statements that only read, and files of the lake alone."""
-        dbmod.lock_down(self.con, readable=self.lake)
-        self._locked = True
+        """Let the connection run a user's SQL and nothing else (tracedb.db.lock_down): no file
+        read or written, a lake's included."""
+        dbmod.lock_down(self.con)
 
     def _writable(self, what: str) -> duckdb.DuckDBPyConnection:
         if self.read_only:
@@ -321,8 +319,6 @@ class Database:
     # -- questions
     def sql(self, query: str, params: Sequence[Any] | dict | None = None) -> Result:
         """Run any SQL (read-only on a read-only connection) and return its rows."""
-        if self.lake is not None and self._locked:
-            dbmod.check_reads_only(self.con, query, self.lake)
         return self._query(query, params)
 
     def traces(self) -> Result:

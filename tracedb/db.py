@@ -156,6 +156,7 @@ def open_db(path: str | os.PathLike | None = None, *, read_only: bool = False,
         raise TracedbError(f"{path}: is a directory, not a database file")
     if (read_only or not create) and not path.exists():
         raise TracedbError(f"{path}: no such database (load a trace first: tracedb load FILE --db {path})")
+    check_header(path)
     deadline = time.monotonic() + max(0.0, wait)
     while True:
         try:
@@ -164,6 +165,25 @@ def open_db(path: str | os.PathLike | None = None, *, read_only: bool = False,
             if time.monotonic() >= deadline:
                 raise
             time.sleep(WAIT_POLL_SECONDS)
+
+
+DUCKDB_MAGIC = (8, b"DUCK")  # a DuckDB file's header: a checksum, then these bytes
+
+
+def check_header(path: Path) -> None:
+    """A TracedbError unless path is missing, empty or a DuckDB database: DuckDB would open another
+    file (JSON, CSV, Parquet, SQLite) as something else — an in-memory database, or through an
+    extension it downloads — and a load into it would be lost."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(DUCKDB_MAGIC[0] + len(DUCKDB_MAGIC[1]))
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise TracedbError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if head and head[DUCKDB_MAGIC[0]:] != DUCKDB_MAGIC[1]:
+        kind = "a SQLite database" if head.startswith(b"SQLite") else "not a DuckDB database"
+        raise TracedbError(f"{path}: {kind}, left untouched; give a tracedb database (a DuckDB file) or a new path")
 
 
 def _open(path: Path, read_only: bool, memory_limit: str | None, storage: str | None,
@@ -179,7 +199,11 @@ def _open(path: Path, read_only: bool, memory_limit: str | None, storage: str | 
 
 def _connect(path: Path, read_only: bool, memory_limit: str | None, storage: str | None,
              template: bool = False) -> duckdb.DuckDBPyConnection:
-    config = {"memory_limit": memory_limit} if memory_limit else {}
+    # no extension is fetched or loaded behind the user's back (a path DuckDB takes for another
+    # format would download its reader)
+    config: dict = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+    if memory_limit:
+        config["memory_limit"] = memory_limit
     copied = False
     if not read_only and not path.exists():
         wanted = storage or storage_version()
@@ -224,36 +248,15 @@ def _explain_open_error(path: Path, exc: Exception) -> str:
     return f"{path}: cannot open database: {first}"
 
 
-def lock_down(con: duckdb.DuckDBPyConnection, readable: Path | None = None) -> None:
+def lock_down(con: duckdb.DuckDBPyConnection) -> None:
     """Let a connection run a user's SQL and nothing else: no file read or written (COPY ... TO,
     EXPORT DATABASE, ATTACH, read_csv of any path), no extension installed or loaded, and no
-    setting changed afterwards, by DuckDB's own switches rather than a filter of keywords. The
-    database itself must be open read-only. readable: a directory whose files stay readable (a
-    trace lake, whose tables are views over its files); DuckDB would let them be written too, so
-    its users' SQL goes through check_reads_only."""
-    if readable is not None:
-        folder = str(Path(readable).resolve()).replace("'", "''")
-        con.execute(f"SET allowed_directories = ['{folder}']")
+    setting changed afterwards, by DuckDB's own switches rather than a filter of keywords, whatever
+    wraps the statement (EXPLAIN ANALYZE, a CTE, a macro, a prepared statement). The database itself
+    must be open read-only; a trace lake's connection reads its Parquet through registered Arrow
+    datasets (tracedb.lake), so it too is left with no file to reach."""
     con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")
-
-
-# What a statement run on a trace lake may be: it reads, and writes nothing (COPY and EXPORT could
-# write into the lake's directory, which DuckDB lets the lake's views read).
-_READING = ("SELECT", "EXPLAIN", "PRAGMA")
-
-
-def check_reads_only(con: duckdb.DuckDBPyConnection, query: str, where: Path) -> None:
-    """A TracedbError unless every statement of query only reads."""
-    try:
-        kinds = [s.type.name for s in con.extract_statements(query)]
-    except duckdb.Error as exc:
-        reraise_interrupt(exc)
-        raise TracedbError(f"SQL error: {' '.join(str(exc).split())}") from None
-    refused = [k for k in kinds if k not in _READING]
-    if refused:
-        raise TracedbError(f"{where}: a trace lake is read-only here: {refused[0]} statements are refused "
-                           "(queries only; to save rows, use --format csv and redirect the output)")
 
 
 def schema_version(con: duckdb.DuckDBPyConnection) -> int:

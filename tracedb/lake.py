@@ -21,9 +21,10 @@ database. Readers check that ids are distinct (a file system without exclusive c
 two writers take one).
 
 Reading (open_lake): an empty tracedb database in a scratch directory whose per-trace tables are
-views over the Parquet files of the traces listed at open (union_by_name: files written by an
-older tracedb read NULL for the columns they lack); every view, macro and report of the database
-works on it unchanged. It is opened read-only.
+views over the Parquet files of the traces listed at open, read as Arrow datasets registered on
+the connection (files written by an older tracedb read NULL for the columns they lack); every view,
+macro and report of the database works on it unchanged. It is opened read-only, and since it reads
+the lake through pyarrow rather than by path, a locked-down connection can write no file at all.
 
 DuckLake was weighed as the catalog and not taken: its catalog is a database (a DuckDB file takes
 one writer at a time, PostgreSQL is a server to run), which is what a lake of plain files avoids,
@@ -242,7 +243,11 @@ def committed_folders(lake: Path) -> list[str]:
 
 def open_lake(lake: str | Path) -> tuple[duckdb.DuckDBPyConnection, Path]:
     """A read-only connection on which the lake's traces are the database's; (connection, the
-    scratch directory it lives in, to remove after closing it)."""
+    scratch directory it lives in, to remove after closing it).
+
+    The connection reaches the lake's Parquet only through Arrow datasets registered on it
+    (pyarrow opens the files read-only), never through a path: it needs no file access of its own,
+    so lock_down can take every file away from it and nothing run on it can write into the lake."""
     lake = Path(lake).resolve()
     if not is_lake(lake):
         raise TracedbError(f"{lake}: not a trace lake (tracedb load FILES --lake {lake} makes one)")
@@ -253,40 +258,82 @@ def open_lake(lake: str | Path) -> tuple[duckdb.DuckDBPyConnection, Path]:
     try:
         con = db.open_db(file)
         try:
-            _build_views(con, lake, folders)
-        except duckdb.Error as exc:  # a partition that is not Parquet, or not one of ours
+            sources = _build_views(con, lake, folders)
+        except duckdb.Error as exc:
             reraise_interrupt(exc)
             raise TracedbError(f"{lake}: cannot read the lake: {str(exc).strip().splitlines()[0][:300]}") from None
         finally:
             con.close()
         con = duckdb.connect(str(file), read_only=True)
-        con.execute("SET parquet_metadata_cache = true")
+        try:
+            for table, files in sources.items():
+                con.register(_DATA + table, _dataset(lake, files))
+            _check_ids(con, lake)
+        except BaseException:
+            con.close()
+            raise
     except BaseException:
         shutil.rmtree(scratch, ignore_errors=True)
         raise
     return con, scratch
 
 
-def _build_views(con: duckdb.DuckDBPyConnection, lake: Path, folders: list[str]) -> None:
+_DATA = "_lake_"  # a table's rows: a placeholder table in the scratch file, an Arrow dataset at open
+
+
+def _dataset(lake: Path, files: list[str]):
+    """The Parquet files of one table as one Arrow dataset; files written by an older tracedb read
+    NULL for the columns they lack."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+
+    schemas = []
+    for f in files:
+        try:
+            schemas.append(pq.read_schema(f))
+        except (OSError, pa.ArrowException) as exc:  # a partition that is not Parquet, or not one of ours
+            raise TracedbError(f"{f}: cannot read the lake: {' '.join(str(exc).split())[:300]}") from None
+    try:
+        schema = schemas[0] if all(s.equals(schemas[0]) for s in schemas) else \
+            pa.unify_schemas(schemas, promote_options="permissive")
+        return ds.dataset(files, schema=schema, format="parquet")
+    except (OSError, pa.ArrowException) as exc:  # partitions of one table that do not agree
+        raise TracedbError(f"{lake}: cannot read the lake: {' '.join(str(exc).split())[:300]}") from None
+
+
+def _check_ids(con: duckdb.DuckDBPyConnection, lake: Path) -> None:
+    dup = con.execute("SELECT trace_id, list(name ORDER BY name) FROM traces GROUP BY 1 HAVING count(*) > 1 "
+                      "LIMIT 1").fetchone()
+    if dup:
+        raise TracedbError(f"{lake}: traces {', '.join(map(repr, dup[1]))} have the same trace id {dup[0]} "
+                           "(written at once by two writers); load one of them again with --replace")
+
+
+def _build_views(con: duckdb.DuckDBPyConnection, lake: Path, folders: list[str]) -> dict[str, list[str]]:
+    """Make each per-trace table of the scratch database a view over a placeholder of the same
+    columns (_lake_<table>), which the Arrow dataset of its files shadows once registered on the
+    reading connection (a connection's registered objects come before the database's tables);
+    the view casts each column to the table's type. Returns table -> its Parquet files."""
+    sources = {}
     for table in trace_tables(con):
         table_dir = lake / table
         present = set(os.listdir(table_dir)) if table_dir.is_dir() else set()
         files = [str(table_dir / f / "data.parquet") for f in folders if f in present]
         if not files:
             continue  # no trace has rows there: the empty table stays
-        comments = con.execute("SELECT column_name, comment FROM duckdb_columns() WHERE table_name = ? "
+        sources[table] = files
+        comments = con.execute("SELECT column_name, data_type, comment FROM duckdb_columns() WHERE table_name = ? "
                                "AND schema_name = 'main' ORDER BY column_index", [table]).fetchall()
-        columns = [c for c, _ in comments]
         about = con.execute("SELECT comment FROM duckdb_tables() WHERE table_name = ? AND schema_name = 'main'",
                             [table]).fetchone()[0]
-        listing = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
+        con.execute(f"CREATE TABLE {_DATA}{table} AS SELECT * FROM {table} LIMIT 0")
         con.execute(f"DROP TABLE {table}")
-        # the table's columns in its order; union_by_name: older files read NULL where they lack one
-        con.execute(f"CREATE VIEW {table} AS SELECT {', '.join(columns)} FROM read_parquet([{listing}], "
-                    "hive_partitioning = false, union_by_name = true)")
+        columns = ", ".join(f"CAST({c} AS {t}) AS {c}" for c, t, _ in comments)
+        con.execute(f"CREATE VIEW {table} AS SELECT {columns} FROM {_DATA}{table}")
         if about:
             con.execute(f"COMMENT ON VIEW {table} IS {_literal(about + ' (Parquet files of a trace lake)')}")
-        for column, comment in comments:
+        for column, _, comment in comments:
             if comment:
                 con.execute(f"COMMENT ON COLUMN {table}.{column} IS {_literal(comment)}")
     for kind in RULE_KINDS:  # the user's rules an export holds
@@ -294,11 +341,7 @@ def _build_views(con: duckdb.DuckDBPyConnection, lake: Path, folders: list[str])
         if file.is_file():
             con.execute(f"INSERT INTO {kind.table} BY NAME SELECT * FROM read_parquet(?, "
                         "hive_partitioning = false)", [str(file)])
-    dup = con.execute("SELECT trace_id, list(name ORDER BY name) FROM traces GROUP BY 1 HAVING count(*) > 1 "
-                      "LIMIT 1").fetchone()
-    if dup:
-        raise TracedbError(f"{lake}: traces {', '.join(map(repr, dup[1]))} have the same trace id {dup[0]} "
-                           "(written at once by two writers); load one of them again with --replace")
+    return sources
 
 
 def _literal(text: str) -> str:
