@@ -4,9 +4,13 @@ here where the right answer is known."""
 
 from __future__ import annotations
 
+import gzip
+import json
+import re
+
 import pytest
 
-from conftest import load
+from conftest import FIXTURES, load
 from tracedb.testing import KinetoTrace
 
 EXECUTE = "vllm/v1/worker/gpu_model_runner.py(3380): execute_model"
@@ -150,14 +154,23 @@ def test_a_users_step_frame_pattern(con, tmp_path):
     assert [(r[0], r[5], r[6]) for r in steps(con)] == [(1, "prefill", "frame")]
 
 
-def test_a_piecewise_graph_with_eager_attention_is_not_a_decode_replay(con, tmp_path):
-    """vLLM's piecewise graphs replay everything but attention, for prefills too."""
+def test_vllm_v1_piecewise_graph_decodes_with_eager_attention(con, tmp_path):
+    """vLLM v1 replays each decode step as graph pieces with the attention launched eagerly between
+    them, and runs the prefill eagerly: mostly-graph steps are decodes, the eager step a prefill."""
     b = ServingTrace()
-    b.frame(EXECUTE, 1000, 900)
-    b.replayed_layers(1010, 10_000, layers=1)   # norm, GEMM and attention in the graph ...
-    b.kernel(ATTENTION, launch_ts=1100, kernel_ts=10_100)    # ... and one attention launched eagerly
+    b.frame(EXECUTE, 1000, 900)   # the prefill: every kernel launched on its own
+    for i in range(3):
+        b.eager_layer(1020 + 100 * i, 10_000 + 100 * i)
+    for step in range(2):
+        t, g = 2000 + 1000 * step, 20_000 + 1000 * step
+        b.frame(EXECUTE, t, 900)
+        for layer in range(3):  # a piece (norm, GEMM) from a graph, then attention on its own
+            b.graph_launch(t + 10 + 100 * layer, [(NORM, g + 100 * layer), (GEMM, g + 100 * layer + 10)])
+            b.kernel(ATTENTION, launch_ts=t + 60 + 100 * layer, kernel_ts=g + 100 * layer + 40)
     load(con, b.write(tmp_path / "piecewise.json"))
-    assert steps(con) == [(1, 4, None, None, False, "none", None)]
+    assert [(r[0], r[1], r[4], r[5], r[6]) for r in steps(con)] == [
+        (1, 9, False, "prefill", "graph replay"), (2, 9, True, "decode", "graph replay"),
+        (3, 9, True, "decode", "graph replay")]
 
 
 def test_a_graph_replay_outside_a_serving_engine_is_no_decode(con, tmp_path):
@@ -205,3 +218,24 @@ def test_a_bad_step_frame_patterns_file_is_refused_and_changes_nothing(con, tmp_
         with pytest.raises(TracedbError, match=problem):
             rules_module.add_file(con, path)
     assert con.execute("SELECT * FROM step_frame_patterns ORDER BY ALL").fetchall() == before
+
+
+@pytest.mark.parametrize("fixture", ["mi300_vllm_decode_hipgraph", "mi300x_sglang_qwen3-8b_decode"])
+def test_frames_agree_with_the_phase_annotations(con, tmp_path, fixture):
+    """Real serving traces with step annotations, loaded again without them: the steps found from
+    their frames take the phase the annotations name (both are graph-replayed decodes)."""
+    path = FIXTURES / "kineto" / f"{fixture}.json.gz"
+    trace = json.loads(gzip.decompress(path.read_bytes()))
+    annotated = load(con, path)
+    want = con.execute("SELECT DISTINCT phase FROM kernel_facts WHERE trace_id = ?", [annotated.trace_id]).fetchall()
+    trace["traceEvents"] = [e for e in trace["traceEvents"]
+                            if not re.search(r"^(execute_|step\[|ProfilerStep)", str(e.get("name", "")))]
+    bare = load(con, _write(tmp_path / "bare.json", trace))
+    got = con.execute("SELECT DISTINCT phase, phase_source FROM kernel_facts WHERE trace_id = ? AND iteration IS NOT NULL",
+                      [bare.trace_id]).fetchall()
+    assert want == [("decode",)] and got == [("decode", "graph replay")]
+
+
+def _write(path, trace):
+    path.write_text(json.dumps(trace))
+    return path

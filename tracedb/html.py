@@ -4,7 +4,7 @@ No JavaScript, no fonts or styles from the network: the file opens anywhere, off
 A report declares its charts in its header (`-- Chart: op -> a_total_ns,b_total_ns  title`, see
 tracedb.reports); each is a horizontal bar chart, one row per table row (the report's order, at
 most MAX_BARS), one bar per value column, values formatted like the table's, negative values
-(gaps) to the left of the zero line.
+(gaps) to the left of the zero line; a stacked chart draws one bar per row, its values end to end.
 """
 
 from __future__ import annotations
@@ -86,6 +86,46 @@ def bar_chart(title: str, labels: Sequence[str], series: dict[str, Sequence[floa
                        f'{escape(text)}</title></rect>'
                        f'<text x="{LABEL_W + PLOT_W + 6}" y="{y + ROW_H - 8}">{escape(text)}</text>')
     out.append(f'<line x1="{zero_x:.1f}" y1="{legend_h}" x2="{zero_x:.1f}" y2="{height - 6}" stroke="#888"/>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def stacked_chart(title: str, labels: Sequence[str], series: dict[str, Sequence[float | None]],
+                  formats: dict[str, str], legend: dict[str, str] | None = None) -> str:
+    """An SVG chart of one horizontal bar per label whose parts (one per series, in order) lie end
+    to end, the whole bar's total written beside it: the parts of a step's wall-clock time."""
+    legend = legend or {}
+    labels = list(labels)[:MAX_BARS]
+    names = list(series)
+    values = {n: [max(float(v), 0.0) if v is not None else 0.0 for v in list(series[n])[: len(labels)]]
+              for n in names}
+    totals = [sum(values[n][row] for n in names) for row in range(len(labels))]
+    scale = PLOT_W / (max(totals, default=0.0) or 1.0)
+    legend_h = 24
+    height = legend_h + len(labels) * ROW_H + 10
+    width = LABEL_W + PLOT_W + VALUE_W
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">']
+    for i, name in enumerate(names):
+        x = LABEL_W + i * 150
+        out.append(f'<rect x="{x}" y="4" width="12" height="12" fill="{COLORS[i % len(COLORS)]}"/>'
+                   f'<text x="{x + 16}" y="14">{escape(legend.get(name, name))}</text>')
+    unit_of = next(iter(names), "")
+    for row, label in enumerate(labels):
+        y = legend_h + row * ROW_H
+        out.append(f'<text x="{LABEL_W - 6}" y="{y + ROW_H - 8}" text-anchor="end">'
+                   f'<title>{escape(label)}</title>{escape(_short(label))}</text>')
+        x = float(LABEL_W)
+        for i, name in enumerate(names):
+            w = values[name][row] * scale
+            if w > 0:
+                text = display(name, values[name][row], formats.get(name))
+                out.append(f'<rect x="{x:.1f}" y="{y}" width="{max(w, 0.5):.1f}" height="{ROW_H - 4}" '
+                           f'fill="{COLORS[i % len(COLORS)]}"><title>{escape(label)} · '
+                           f'{escape(legend.get(name, name))}: {escape(text)}</title></rect>')
+            x += w
+        total = display(unit_of, totals[row], formats.get(unit_of))
+        out.append(f'<text x="{LABEL_W + PLOT_W + 6}" y="{y + ROW_H - 8}">{escape(total)}</text>')
     out.append("</svg>")
     return "\n".join(out)
 
@@ -179,8 +219,9 @@ def _section_body(section, columns: list[str], rows: list[tuple], traces: tuple[
             names, series = _pivot(names, [r[columns.index(chart.by)] for r in rows], series[chart.values[0]])
             formats = {**formats, **{s: formats.get(chart.values[0]) for s in series}}
         shown = f" (the first {MAX_BARS} of {len(names)} groups)" if len(names) > MAX_BARS else ""
+        draw = stacked_chart if chart.stacked else bar_chart
         parts.append(f"<figure><figcaption>{escape(chart.title + shown)}</figcaption>"
-                     f"{bar_chart(chart.title, names, series, formats, {v: v if chart.by else legend_name(v, traces) for v in series})}</figure>")
+                     f"{draw(chart.title, names, series, formats, {v: v if chart.by else legend_name(v, traces) for v in series})}</figure>")
     totals = [c.name for c in section.columns.values() if c.total]
     notes = [c.name for c in section.columns.values() if c.note]
     parts.append(_table(columns, rows, formats, totals, notes) if rows else "<p>(no rows)</p>")

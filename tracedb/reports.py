@@ -13,14 +13,17 @@ A report is one SELECT preceded by a header that documents it:
 
 Parameters are bound as DuckDB prepared-statement parameters ($trace, $limit), never pasted into
 the SQL. Column formats: text, kernel (kernel names: demangled, and shortened in a terminal
-table), count, duration (ns), percent, ratio, bytes, id. Flags after the format: `total` marks the
+table), count, duration (ns), percent, ratio, bytes, id, number (a plain quantity, its unit
+in its name: busbw_gbps). Flags after the format: `total` marks the
 columns summed in the totals row, `note` a sentence printed under the table rather than in it,
 `json` a nested value (a list of structs) shown in JSON output only, `wide` a column a terminal
 table or markdown shows only with --wide (csv, json and html always have it).
 
 A header may declare bar charts for HTML output, `Chart: op+phase -> a_total_ns,b_total_ns  Title`:
 one bar group per row, labelled by the columns before the arrow, one bar per column after it; or
-`Chart: op -> total_ns by trace_name  Title`: one bar group per op, one bar per trace_name.
+`Chart: op -> total_ns by trace_name  Title`: one bar group per op, one bar per trace_name; or
+`Chart: step -> compute_ns,idle_ns stacked  Title`: one bar per row, its values stacked (parts of
+a whole, such as the wall-clock time of a step).
 
 A report may print several tables: each further SELECT starts with its own header,
 
@@ -44,7 +47,7 @@ import duckdb
 from . import db, sqlfiles, traces
 from .errors import TracedbError, reraise_interrupt
 
-FORMATS = ("text", "kernel", "count", "duration", "percent", "ratio", "bytes", "id")
+FORMATS = ("text", "kernel", "count", "duration", "percent", "ratio", "bytes", "id", "number")
 FLAGS = ("total", "note", "json", "wide")
 PHASES = ("prefill", "decode", "mixed", "none")
 
@@ -74,6 +77,7 @@ class Chart:
     values: list[str]
     title: str
     by: str | None = None  # one bar per value of this column (the rows pivoted), rather than per value column
+    stacked: bool = False  # one bar per row, its value columns stacked end to end (parts of a whole)
 
 
 @dataclass
@@ -212,13 +216,14 @@ def _parse_header(path: Path, report: Report, section: Section, header: list[tup
             continue
         try:
             if part == "summary" and stripped.lower().startswith("chart:"):
-                m = re.match(r"^chart:\s*(\w+(?:\+\w+)*)\s*->\s*(\w+(?:,\w+)*)(?:\s+by\s+(\w+))?\s+(.+)$",
-                             stripped, re.I)
+                m = re.match(r"^chart:\s*(\w+(?:\+\w+)*)\s*->\s*(\w+(?:,\w+)*)"
+                             r"(?:\s+by\s+(\w+)|\s+(stacked)\b)?\s+(.+)$", stripped, re.I)
                 if not m or (m.group(3) and "," in m.group(2)):
-                    raise ValueError("expected 'Chart: label[+label] -> value[,value]  title' or "
+                    raise ValueError("expected 'Chart: label[+label] -> value[,value]  title', "
+                                     "'Chart: label -> value,value stacked  title' or "
                                      "'Chart: label -> value by column  title'")
-                section.charts.append(Chart(m.group(1).split("+"), m.group(2).split(","), m.group(4).strip(),
-                                            m.group(3)))
+                section.charts.append(Chart(m.group(1).split("+"), m.group(2).split(","), m.group(5).strip(),
+                                            m.group(3), stacked=bool(m.group(4))))
             elif part == "summary":
                 summary.append(stripped)
             elif part == "parameters":

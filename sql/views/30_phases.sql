@@ -213,9 +213,9 @@ WHERE coalesce(t.step_id, a.step_id) IS NOT NULL;
 -- Steps found from frames, with what each processed and its phase. A step's phase, in order:
 --   frame         the step's frame pattern (or one inside it) fixes it;
 --   tokens        its GEMMs' inputs are [batch, sequence, hidden] with sequence 1: decode;
---   graph replay  a vLLM or SGLang step whose kernels ran mostly from a CUDA/HIP graph launch,
---                 its attention included: decode (they capture decode batches; vLLM's
---                 piecewise graphs of prefills leave attention eager);
+--   graph replay  a vLLM or SGLang step whose kernels ran mostly from a CUDA/HIP graph launch:
+--                 decode (they capture graphs of decode batches, whole or in pieces between
+--                 which the attention runs eagerly, as vLLM v1 does, and run prefills eagerly);
 -- and once a trace has decode steps, a step with longer sequences than theirs is prefill
 -- (tokens), and an eager step (with kernels) beside graph-replayed decode steps is prefill (graph
 -- replay; a decode batch larger than every captured graph also runs eagerly, and is counted so).
@@ -236,8 +236,8 @@ WHERE coalesce(t.step_id, a.step_id) IS NOT NULL;
 --   graph_kernels of which ran from a graph launch
 --   tokens        rows of the step's GEMMs (the most common), from Input Dims; NULL without them
 --   seq_len       sequence length of the step's GEMM inputs when they are [batch, sequence, hidden]
---   graph_replay  true for a vLLM / SGLang step whose kernels, attention included, ran mostly
---                 from a graph launch
+--   graph_replay  true for a vLLM / SGLang step whose kernels ran mostly from a graph launch
+--                 (whole graphs, or pieces with the attention eager between them)
 --   phase         prefill, decode or none (mixed is not told from frames)
 --   phase_source  frame, tokens, graph replay; NULL when nothing decided the phase
 CREATE OR REPLACE VIEW frame_steps AS
@@ -270,13 +270,12 @@ WITH steps AS MATERIALIZED (
     SELECT s.trace_id, s.ordinal, s.event_id, s.name, s.framework, s.pid, s.tid, s.ts_ns, s.end_ns,
            s.frame_phase, count(k.kernel_id) AS kernels, count(*) FILTER (k.graph) AS graph_kernels,
            t.tokens, t.seq_len,
-           -- a serving engine's decode replay: vLLM and SGLang capture graphs of decode batches (and
-           -- vLLM's piecewise graphs of prefills leave attention eager); a diffusion or training
-           -- step replayed from a graph says nothing about decoding
+           -- a serving engine's decode replay: vLLM and SGLang capture graphs of decode batches, whole
+           -- (attention inside: FULL graphs, SGLang) or in pieces with the attention run eagerly
+           -- between them (vLLM v1's piecewise graphs), and run a prefill eagerly; a diffusion or
+           -- training step replayed from a graph says nothing about decoding
            any_value(s.framework) IN ('vllm', 'sglang')
-               AND count(*) FILTER (k.graph) > count(k.kernel_id) / 2
-               AND count(*) FILTER (k.op = 'Attention' AND k.graph) > 0
-               AND count(*) FILTER (k.op = 'Attention' AND NOT k.graph) = 0 AS graph_replay
+               AND count(*) FILTER (k.graph) > count(k.kernel_id) / 2 AS graph_replay
     FROM steps s
     LEFT JOIN sk k ON k.trace_id = s.trace_id AND k.step_id = s.event_id
     LEFT JOIN tokens t ON t.trace_id = s.trace_id AND t.step_id = s.event_id

@@ -1,0 +1,107 @@
+-- GPU idle gaps and their causes: the intervals in which no kernel, memcpy or memset ran, each with
+-- the activity before and after it, what the host thread that launched the next activity was doing
+-- (its innermost Python frame and cpu_op over the gap, a synchronising runtime call inside it), and
+-- a cause in Holistic Trace Analysis's terms:
+--   host launched late   the next activity was launched after the device went idle: the host was
+--                        busy elsewhere (HTA's host wait)
+--   synchronisation      the launching thread sat in a synchronising call (device, stream or
+--                        event synchronize, a stream's wait for an event, a blocking memcpy) or
+--                        the device recorded a cuda_sync while idle: the host waited for the device,
+--                        then launched
+--   queued and waiting   the next activity was launched before the device went idle and still
+--                        started later: a dependency (an event, another stream) or the launch
+--                        latency held it (HTA's kernel wait and other)
+--   no launch recorded   the trace holds no launching call for it (a device-only trace)
+-- Reads: device_activity (62_timeline), python_functions, cpu_ops, runtime_calls, other_events.
+
+-- True for runtime calls that block the calling thread until the device (or a stream or event)
+-- has finished: cudaDeviceSynchronize, hipStreamSynchronize, cudaEventSynchronize,
+-- cudaStreamWaitEvent, and the synchronous copies cudaMemcpy / hipMemcpy / hipMemcpyWithStream.
+CREATE OR REPLACE MACRO is_sync_call(name) AS
+    regexp_matches(name, '(?i)synchroni[sz]e|streamwaitevent|^(cuda|hip)memcpy(withstream|dtoh|2d)?$|^cuMemcpy(DtoH)?(_v2)?$');
+
+-- Idle gaps of the device longer than min_gap_ns (table macro).
+-- Parameters: want_trace: a trace name or id (NULL: every trace); min_gap_ns: the shortest gap kept.
+-- Columns:
+--   trace_id          trace of the gap
+--   gap               1, 2, ... in time order among the trace's gaps of at least min_gap_ns
+--   start_ns          the device went idle (end of the last activity before), nanoseconds
+--   end_ns            the next activity started, nanoseconds
+--   idle_ns           end_ns - start_ns
+--   step              step of the next activity (kernel_facts.iteration); NULL outside every step
+--   between_steps     true when the activity before belongs to another step (or none)
+--   phase             phase of the next kernel
+--   before_kind       kernel, memcpy or memset that ended last before the gap
+--   before_name       its name
+--   before_op         its operation
+--   after_kind        kernel, memcpy or memset that started the gap's end
+--   after_name        its name
+--   after_op          its operation
+--   after_cpu_op      cpu_op that launched it
+--   launch_tid        thread that launched it (pid:tid); NULL when no launch is recorded
+--   launched_after_ns launch time minus start_ns: above 0 when the host launched it after the device went idle
+--   frame             innermost Python frame of the launching thread spanning the gap (to the launch, when the launch came later)
+--   frame_cpu_op      innermost cpu_op of that thread spanning the same interval
+--   sync_call         the longest synchronising runtime call of that thread overlapping the gap, or the device's cuda_sync event
+--   cause             host launched late, synchronisation, queued and waiting, or no launch recorded
+CREATE OR REPLACE MACRO gpu_idle_gaps(want_trace, min_gap_ns) AS TABLE
+WITH a AS MATERIALIZED (
+    SELECT d.* FROM device_activity d JOIN traces t USING (trace_id)
+    WHERE want_trace IS NULL OR is_trace(t.name, t.trace_id, want_trace)
+), ordered AS (
+    SELECT *,
+           max(end_ns) OVER w AS prev_end,
+           arg_max({'kind': kind, 'event_id': event_id}, end_ns) OVER w AS prev
+    FROM a
+    WINDOW w AS (PARTITION BY trace_id ORDER BY ts_ns, end_ns, kind, event_id
+                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+), g AS MATERIALIZED (
+    SELECT o.trace_id, o.prev_end AS start_ns, o.ts_ns AS end_ns, o.ts_ns - o.prev_end AS idle_ns,
+           o.step, o.phase, o.kind AS after_kind, o.name AS after_name, o.op AS after_op, o.cpu_op AS after_cpu_op,
+           o.launch_pid, o.launch_tid, o.launch_ts_ns,
+           b.kind AS before_kind, b.name AS before_name, b.op AS before_op, b.step AS before_step,
+           -- the host's part of the gap: to the launch when the host launched late, else its start
+           o.prev_end AS host_lo, greatest(o.prev_end, least(o.launch_ts_ns, o.ts_ns)) AS host_hi
+    FROM ordered o
+    JOIN a b ON b.trace_id = o.trace_id AND b.kind = o.prev.kind AND b.event_id = o.prev.event_id
+    WHERE o.ts_ns - o.prev_end >= greatest(coalesce(min_gap_ns, 1), 1)
+), frames AS (
+    SELECT g.trace_id, g.start_ns, arg_max(f.name, (f.ts_ns, -f.dur_ns)) AS frame
+    FROM g JOIN python_functions f
+      ON f.trace_id = g.trace_id AND f.pid = g.launch_pid AND f.tid = g.launch_tid
+     AND f.ts_ns <= g.host_lo AND f.ts_ns + f.dur_ns >= g.host_hi
+    GROUP BY ALL
+), ops AS (
+    SELECT g.trace_id, g.start_ns, arg_max(c.name, (c.ts_ns, -c.dur_ns)) AS frame_cpu_op
+    FROM g JOIN cpu_ops c
+      ON c.trace_id = g.trace_id AND c.pid = g.launch_pid AND c.tid = g.launch_tid
+     AND c.ts_ns <= g.host_lo AND c.ts_ns + c.dur_ns >= g.host_hi
+    GROUP BY ALL
+), syncs AS (
+    SELECT g.trace_id, g.start_ns, arg_max(r.name, r.dur_ns) AS sync_call
+    FROM g JOIN runtime_calls r
+      ON r.trace_id = g.trace_id AND r.pid = g.launch_pid AND r.tid = g.launch_tid
+     AND r.ts_ns < g.end_ns AND r.ts_ns + r.dur_ns > g.start_ns
+    WHERE is_sync_call(r.name)
+    GROUP BY ALL
+), device_syncs AS (
+    SELECT g.trace_id, g.start_ns, arg_max(e.name, e.dur_ns) AS sync_event
+    FROM g JOIN other_events e
+      ON e.trace_id = g.trace_id AND e.cat = 'cuda_sync'
+     AND e.ts_ns < g.end_ns AND e.ts_ns + coalesce(e.dur_ns, 0) > g.start_ns
+    GROUP BY ALL
+)
+SELECT g.trace_id, row_number() OVER (PARTITION BY g.trace_id ORDER BY g.start_ns) AS gap,
+       g.start_ns, g.end_ns, g.idle_ns, g.step, g.before_step IS DISTINCT FROM g.step AS between_steps, g.phase,
+       g.before_kind, g.before_name, g.before_op, g.after_kind, g.after_name, g.after_op, g.after_cpu_op,
+       g.launch_pid || ':' || g.launch_tid AS launch_tid, g.launch_ts_ns - g.start_ns AS launched_after_ns,
+       f.frame, o.frame_cpu_op, coalesce(s.sync_call, ds.sync_event) AS sync_call,
+       CASE WHEN g.launch_ts_ns IS NULL THEN 'no launch recorded'
+            WHEN coalesce(s.sync_call, ds.sync_event) IS NOT NULL THEN 'synchronisation'
+            WHEN g.launch_ts_ns >= g.start_ns THEN 'host launched late'
+            ELSE 'queued and waiting' END AS cause
+FROM g
+LEFT JOIN frames f USING (trace_id, start_ns)
+LEFT JOIN ops o USING (trace_id, start_ns)
+LEFT JOIN syncs s USING (trace_id, start_ns)
+LEFT JOIN device_syncs ds USING (trace_id, start_ns);

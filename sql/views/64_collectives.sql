@@ -1,0 +1,95 @@
+-- Collective calls: every communication kernel with its message size, its group, and how much of
+-- its time was spent waiting for the other ranks rather than transferring.
+-- Waiting, from one rank's trace: calls of the same collective and the same message size in one
+-- step move the same bytes over the same links, so each should take about as long as the typical
+-- (median) one; the time a call takes above that median is waiting for a slower rank to arrive,
+-- the rest is transfer. The median is taken over the step's calls when the step has three or more
+-- of them, else over the phase's. Bandwidths as nccl-tests reports them: algorithm bandwidth =
+-- bytes / time, bus bandwidth = algorithm bandwidth x 2(n-1)/n for an all-reduce, x (n-1)/n for an
+-- all-gather, a reduce-scatter and an all-to-all, x 1 otherwise (n ranks in the group), over the
+-- transfer time.
+-- Reads: kernels, kernel_facts, runtime_calls, cpu_ops, trace_metadata; is_comm_op (62_timeline).
+
+-- Bytes of one element of a PyTorch type, as record_param_comms (BFloat16, Float, Long) or an
+-- op's Input type (c10::BFloat16, float, long int) names it; NULL for a type it does not know.
+CREATE OR REPLACE MACRO dtype_bytes(t) AS
+    CASE WHEN t IS NULL THEN NULL
+         WHEN regexp_matches(lower(t), 'float8|fp8|e4m3|e5m2|byte|char|bool|uint8|int8|quint8|qint8') THEN 1
+         WHEN regexp_matches(lower(t), 'bfloat16|half|float16|short|int16') THEN 2
+         WHEN regexp_matches(lower(t), 'double|long|int64|complexfloat') THEN 8
+         WHEN regexp_matches(lower(t), 'float|int') THEN 4 END;
+
+-- Every collective kernel with its size, group and wait estimate.
+-- Columns:
+--   trace_id      trace of the call
+--   kernel_id     row of kernels
+--   op            collective (All-Reduce, All-Gather, Reduce-Scatter, Broadcast, All-to-All, Send/Recv, Communication)
+--   phase         phase of the kernel
+--   step          step of the kernel (kernel_facts.iteration)
+--   name          kernel name
+--   ts_ns         start, nanoseconds
+--   dur_ns        duration, nanoseconds
+--   cpu_op        the launching cpu_op (record_param_comms for c10d, vllm::all_reduce, ...)
+--   process_group the process group's name (record_param_comms), NULL when not recorded
+--   rank          this trace's rank (record_param_comms Rank, else distributedInfo rank)
+--   group_size    ranks in the group (record_param_comms Group size, else distributedInfo world_size)
+--   seq           the call's sequence number in its group (record_param_comms Seq), NULL when not recorded
+--   bytes         message size: the larger of In and Out msg nelems times the dtype's size
+--                 (record_param_comms), else the launching op's first input (its Input Dims and type)
+--   typical_ns    median duration of the calls it is compared with (same collective and size, its step or
+--                 phase); NULL without a size (calls of unknown sizes are not compared)
+--   wait_ns       dur_ns above typical_ns: waiting for other ranks (NULL without a size)
+--   transfer_ns   dur_ns - wait_ns (NULL without a size)
+--   bus_factor    nccl-tests bus bandwidth factor of the collective for the group size
+CREATE OR REPLACE VIEW collective_calls AS
+WITH k AS MATERIALIZED (
+    SELECT f.trace_id, f.kernel_id, f.op, f.phase, f.iteration AS step, k.name, k.ts_ns, k.dur_ns, f.cpu_op,
+           coalesce(k.external_id, r.external_id) AS external_id
+    FROM kernel_facts f
+    JOIN kernels k USING (trace_id, kernel_id)
+    LEFT JOIN runtime_calls r ON r.trace_id = f.trace_id AND r.event_id = f.launch_id
+    WHERE is_comm_op(f.op) AND k.dur_ns IS NOT NULL
+), launcher AS (
+    -- the cpu_op of the launch's External id: record_param_comms when c10d recorded one
+    SELECT k.trace_id, k.kernel_id,
+           arg_max(c.args, (c.name = 'record_param_comms', c.ts_ns)) AS args,
+           arg_max(c.input_dims, (c.name = 'record_param_comms', c.ts_ns)) AS input_dims,
+           arg_max(c.input_types, (c.name = 'record_param_comms', c.ts_ns)) AS input_types
+    FROM k JOIN cpu_ops c ON c.trace_id = k.trace_id AND c.external_id = k.external_id
+    GROUP BY ALL
+), dist AS (
+    SELECT trace_id, TRY_CAST(json_extract(value, '$.world_size') AS INTEGER) AS world_size,
+           TRY_CAST(json_extract(value, '$.rank') AS INTEGER) AS rank
+    FROM trace_metadata WHERE key = 'distributedInfo'
+), sized AS (
+    SELECT k.*, json_extract_string(l.args, '$."Process Group Name"') AS process_group,
+           coalesce(TRY_CAST(json_extract(l.args, '$.Rank') AS INTEGER), d.rank) AS rank,
+           coalesce(TRY_CAST(json_extract(l.args, '$."Group size"') AS INTEGER), d.world_size) AS group_size,
+           TRY_CAST(json_extract(l.args, '$.Seq') AS BIGINT) AS seq,
+           coalesce(
+               greatest(TRY_CAST(json_extract(l.args, '$."In msg nelems"') AS BIGINT),
+                        TRY_CAST(json_extract(l.args, '$."Out msg nelems"') AS BIGINT))
+                   * dtype_bytes(json_extract_string(l.args, '$.dtype')),
+               TRY_CAST(list_reduce(list_transform(TRY_CAST(l.input_dims AS BIGINT[][])[1], lambda d: d::DOUBLE),
+                                    lambda a, b: a * b) AS BIGINT)
+                   * dtype_bytes(TRY_CAST(l.input_types AS VARCHAR[])[1])) AS bytes
+    FROM k
+    LEFT JOIN launcher l USING (trace_id, kernel_id)
+    LEFT JOIN dist d USING (trace_id)
+), typical AS (
+    SELECT *,
+           CASE WHEN count(*) OVER by_step >= 3 THEN median(dur_ns) OVER by_step
+                ELSE median(dur_ns) OVER by_phase END AS typical_ns
+    FROM sized
+    WINDOW by_step AS (PARTITION BY trace_id, op, bytes, step),
+           by_phase AS (PARTITION BY trace_id, op, bytes, phase)
+)
+SELECT trace_id, kernel_id, op, phase, step, name, ts_ns, dur_ns, cpu_op, process_group, rank, group_size, seq,
+       bytes, CASE WHEN bytes IS NOT NULL THEN typical_ns::BIGINT END AS typical_ns,
+       CASE WHEN bytes IS NOT NULL THEN greatest(0, dur_ns - typical_ns)::BIGINT END AS wait_ns,
+       CASE WHEN bytes IS NOT NULL THEN least(dur_ns, typical_ns)::BIGINT END AS transfer_ns,
+       CASE WHEN group_size IS NULL OR group_size < 1 THEN NULL
+            WHEN op = 'All-Reduce' THEN 2.0 * (group_size - 1) / group_size
+            WHEN op IN ('All-Gather', 'Reduce-Scatter', 'All-to-All') THEN (group_size - 1.0) / group_size
+            ELSE 1.0 END AS bus_factor
+FROM typical;
