@@ -155,12 +155,12 @@ class ReportResult:
 
     @property
     def main(self) -> Result:
-        """The first section run (a report's main table unless one section was asked for)."""
-        return next(iter(self.sections.values()))
+        """The main table (or the one section asked for); sections are in the order they are shown."""
+        return self.sections[self.main_name]
 
     @property
     def main_name(self) -> str:
-        return next(iter(self.sections))
+        return "main" if "main" in self.sections else next(iter(self.sections))
 
     def only(self, section: str) -> "ReportResult":
         """The report with one of its sections."""
@@ -369,12 +369,16 @@ class Database:
         reportmod.check_trace(self.con, trace)
         reportmod.check_trace(self.con, vs)
         reportmod.check_traces(self.con, values.get("traces"))
+        for named in (trace, vs):
+            reportmod.check_phase(self.con, named, phase)
         labels = reportmod.trace_labels(self.con, values) if report.compares else None
         names = reportmod.trace_names(self.con, values) if report.compares else None
         out = {}
         for sec, columns, rows in reportmod.run(self.con, report, values):
             if section in (None, sec.name):
                 out[sec.name] = section_result(report, sec, columns, rows, labels)
+        leading = [s.name for s in report.sections if s.first and s.name in out]
+        out = {name: out[name] for name in leading + [n for n in out if n not in leading]}
         return ReportResult(report, out, values, labels, names)
 
     # -- changes

@@ -405,7 +405,7 @@ def run_report(
         result = database.report(name, section=section, **named, **given)
     if fmt is Format.csv and len(result.sections) > 1:  # CSV holds one table: a stream or file each
         if output is None:
-            rest = list(result.sections)[1:]
+            rest = [n for n in result.sections if n != result.main_name]
             say(f"tracedb: report {name}: the {result.main_name} table; its other tables ({', '.join(rest)}): "
                 "--section NAME, or -o FILE.csv for a file each")
             _print_report(result.only(result.main_name), fmt)
@@ -422,7 +422,7 @@ def run_report(
 def _section_files(output: Path, result: "api.ReportResult") -> list[tuple[str, Path]]:
     """A file per section: the first at output, each other beside it as NAME.SECTION.SUFFIX
     (layer notes: NAME.layer_notes.csv)."""
-    names = list(result.sections)
+    names = [result.main_name] + [n for n in result.sections if n != result.main_name]
     return [(names[0], output)] + [
         (n, output.with_name(f"{output.stem}.{n.replace(' ', '_')}{output.suffix or '.csv'}")) for n in names[1:]]
 

@@ -25,7 +25,8 @@ one bar group per row, labelled by the columns before the arrow, one bar per col
 `Chart: step -> compute_ns,idle_ns stacked  Title`: one bar per row, its values stacked (parts of
 a whole, such as the wall-clock time of a step).
 
-A report may print several tables: each further SELECT starts with its own header,
+A report may print several tables: each further SELECT starts with its own header (a line
+`-- Shown: first` in it puts the table before the main one when the report is shown),
 
     -- Section: summary
     -- What this table shows.
@@ -87,6 +88,7 @@ class Section:
     sql: str
     columns: dict[str, Column] = field(default_factory=dict)
     charts: list[Chart] = field(default_factory=list)
+    first: bool = False  # shown before the main table (the header says "Shown: first")
 
 
 @dataclass
@@ -215,7 +217,9 @@ def _parse_header(path: Path, report: Report, section: Section, header: list[tup
         if not stripped:
             continue
         try:
-            if part == "summary" and stripped.lower().startswith("chart:"):
+            if part == "summary" and stripped.lower() == "shown: first":
+                section.first = True
+            elif part == "summary" and stripped.lower().startswith("chart:"):
                 m = re.match(r"^chart:\s*(\w+(?:\+\w+)*)\s*->\s*(\w+(?:,\w+)*)"
                              r"(?:\s+by\s+(\w+)|\s+(stacked)\b)?\s+(.+)$", stripped, re.I)
                 if not m or (m.group(3) and "," in m.group(2)):
@@ -321,6 +325,27 @@ def check_traces(con: duckdb.DuckDBPyConnection, wanted: list[str] | None) -> No
                 raise TracedbError(f"no trace matches {want!r} (see: tracedb ls)")
         else:
             traces.find(con, want)
+
+
+def check_phase(con: duckdb.DuckDBPyConnection, trace: Any, phase: str | None) -> None:
+    """A TracedbError saying why, when a named trace has no kernel of the phase asked for: the
+    phases it has, and, when it has none, that no step told one."""
+    if trace is None or phase is None:
+        return
+    rows = con.execute("SELECT t.name, list(DISTINCT f.phase ORDER BY f.phase) FROM traces t "
+                       "LEFT JOIN kernel_facts f USING (trace_id) WHERE is_trace(t.name, t.trace_id, ?) "
+                       "GROUP BY t.name", [trace]).fetchall()
+    for name, phases in rows:
+        phases = [p for p in phases or [] if p is not None]
+        if phase in phases:
+            continue
+        if not phases:
+            raise TracedbError(f"{name}: no kernels, so no phase {phase!r}")
+        if phases == ["none"]:
+            raise TracedbError(f"{name}: no kernel has phase {phase!r}: no phase was found in this trace (no step "
+                               "annotation names one, and its steps' frames, GEMM shapes and graph replays tell "
+                               "none; tracedb report phases shows the evidence)")
+        raise TracedbError(f"{name}: no kernel has phase {phase!r}; its phases: {', '.join(phases)}")
 
 
 def check_trace(con: duckdb.DuckDBPyConnection, trace: str | None) -> None:

@@ -42,3 +42,40 @@ SELECT status, count(*) AS ops, sum(a_total_ns) AS a_total_ns, sum(b_total_ns) A
 FROM compare_ops($trace, $vs, $phase)
 GROUP BY status
 ORDER BY list_position(['A slower', 'A faster', 'within 10%', 'only A', 'only B'], status);
+
+-- Section: wall-clock
+-- Shown: first
+-- Each side's span on the GPU split into parts that add up to it: idle time, each operation's
+-- kernel time, kernels running at once (counted once), memcpy no kernel hides; the gaps of the
+-- parts add up to the gap of the spans, so the largest gaps say where the wall-clock difference
+-- comes from. With --phase: the steps of that phase.
+-- Chart: part -> a_ns,b_ns  Wall-clock time by part, A and B side by side
+-- Columns:
+--   part        text             span (the whole), idle, an operation, overlap (kernels at once), exposed memcpy
+--   a_ns        duration         A's time in the part
+--   b_ns        duration         B's time in the part
+--   gap_ns      duration         a_ns - b_ns (the parts below the span add up to the span's gap)
+--   gap_pct     percent          the part's share of the span's gap
+SELECT part, a_ns, b_ns, gap_ns,
+       CASE WHEN ord > 1 THEN 100.0 * gap_ns / nullif(sum(gap_ns) FILTER (ord = 1) OVER (), 0) END AS gap_pct
+FROM compare_wall($trace, $vs, $phase)
+ORDER BY ord, abs(gap_ns) DESC, part;
+
+-- Section: steps
+-- The steps of both traces paired in order within each phase: each side's span, idle time and
+-- what filled the rest, and how much longer or shorter the step ran than its pair.
+-- Chart: pair+phase+side -> compute_ns,exposed_comm_ns,exposed_memcpy_ns,idle_ns stacked  Wall-clock time of each step
+-- Columns:
+--   pair               id               1, 2, ... within the phase
+--   phase              text             the steps' phase
+--   side               text             A or B
+--   step               id               the side's step number
+--   span_ns            duration         the step's span on the GPU
+--   idle_ns            duration         idle time in it
+--   compute_ns         duration         computation
+--   exposed_comm_ns    duration         communication no computation hides
+--   exposed_memcpy_ns  duration  wide   memcpy nothing hides
+--   vs_other_ns        duration         span minus the paired step's (empty: no pair)
+SELECT pair, phase, side, step, span_ns, idle_ns, compute_ns, exposed_comm_ns, exposed_memcpy_ns, vs_other_ns
+FROM compare_steps($trace, $vs, $phase)
+ORDER BY CASE phase WHEN 'prefill' THEN 1 WHEN 'decode' THEN 2 WHEN 'mixed' THEN 3 ELSE 4 END, pair, side;

@@ -54,6 +54,7 @@ QUALIFY source = min(source) OVER (PARTITION BY trace_id);
 --   device         device
 --   stream         stream
 --   op             the kernel's operation (Memcpy / Memset for memory operations)
+--   pattern        label of the kernel rule that decided the operation; NULL for memory operations
 --   class          compute, comm or memcpy (memsets are compute, as TraceLens counts them)
 --   step           model step (kernel_facts.iteration), NULL outside every step
 --   phase          the kernel's phase; NULL for memory operations
@@ -73,7 +74,7 @@ WITH mem AS (
     WHERE m.dur_ns IS NOT NULL AND m.ts_ns IS NOT NULL
 )
 SELECT k.trace_id, 'kernel' AS kind, k.kernel_id AS event_id, k.name, k.ts_ns, k.ts_ns + k.dur_ns AS end_ns,
-       k.dur_ns, k.device, k.stream, f.op, CASE WHEN is_comm_op(f.op) THEN 'comm' ELSE 'compute' END AS class,
+       k.dur_ns, k.device, k.stream, f.op, f.pattern, CASE WHEN is_comm_op(f.op) THEN 'comm' ELSE 'compute' END AS class,
        f.iteration AS step, f.phase, f.cpu_op, r.pid AS launch_pid, r.tid AS launch_tid,
        r.ts_ns AS launch_ts_ns, r.ts_ns + coalesce(r.dur_ns, 0) AS launch_end_ns
 FROM kernels k
@@ -83,7 +84,7 @@ WHERE k.dur_ns IS NOT NULL AND k.ts_ns IS NOT NULL
 UNION ALL
 SELECT m.trace_id, CASE WHEN m.cat = 'gpu_memset' THEN 'memset' ELSE 'memcpy' END, m.event_id, m.name, m.ts_ns,
        m.ts_ns + m.dur_ns, m.dur_ns, m.device, m.stream,
-       CASE WHEN m.cat = 'gpu_memset' THEN 'Memset' ELSE 'Memcpy' END,
+       CASE WHEN m.cat = 'gpu_memset' THEN 'Memset' ELSE 'Memcpy' END, NULL,
        CASE WHEN m.cat = 'gpu_memset' THEN 'compute' ELSE 'memcpy' END,
        CASE WHEN m.launch_ts_ns <= w.end_ns THEN w.step END, NULL, NULL, m.launch_pid, m.launch_tid,
        m.launch_ts_ns, m.launch_end_ns
