@@ -369,8 +369,9 @@ class Database:
         reportmod.check_trace(self.con, trace)
         reportmod.check_trace(self.con, vs)
         reportmod.check_traces(self.con, values.get("traces"))
-        for named in (trace, vs):
-            reportmod.check_phase(self.con, named, phase)
+        if report.compares:  # a comparison of no rows would not say which side lacks the phase
+            for named in (trace, vs):
+                reportmod.check_phase(self.con, named, phase)
         labels = reportmod.trace_labels(self.con, values) if report.compares else None
         names = reportmod.trace_names(self.con, values) if report.compares else None
         out = {}

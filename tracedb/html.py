@@ -41,8 +41,9 @@ def legend_name(column: str, traces: tuple[str, str] | None) -> str:
     """What a chart calls a value column: a_total_ns of a comparison is "h100: total" (the trace's
     name, not its side), and no unit suffix (the values say their unit)."""
     words = column[:-3] if column.endswith("_ns") else column
-    if traces and words[:2] in ("a_", "b_"):
-        return f"{traces[0] if words[0] == 'a' else traces[1]}: {words[2:].replace('_', ' ')}"
+    if traces and (words[:2] in ("a_", "b_") or words in ("a", "b")):
+        trace = traces[0] if words[0] == "a" else traces[1]
+        return f"{trace}: {words[2:].replace('_', ' ')}" if words[2:] else trace
     return words.replace("_", " ")
 
 

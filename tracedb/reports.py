@@ -330,7 +330,7 @@ def check_traces(con: duckdb.DuckDBPyConnection, wanted: list[str] | None) -> No
 def check_phase(con: duckdb.DuckDBPyConnection, trace: Any, phase: str | None) -> None:
     """A TracedbError saying why, when a named trace has no kernel of the phase asked for: the
     phases it has, and, when it has none, that no step told one."""
-    if trace is None or phase is None:
+    if trace is None or phase not in PHASES:  # ('all' is fusion's every phase)
         return
     rows = con.execute("SELECT t.name, list(DISTINCT f.phase ORDER BY f.phase) FROM traces t "
                        "LEFT JOIN kernel_facts f USING (trace_id) WHERE is_trace(t.name, t.trace_id, ?) "
