@@ -468,3 +468,72 @@ def test_fusion_layer_notes_are_one_row_per_note(planted):
     every = [n for n in notes if n["layers"] == LAYERS]
     assert every and all(n["which"] == f"0-{LAYERS - 1}" for n in every)
     assert len(notes) <= 10  # a screenful, whatever the layer count
+
+
+# A GEMM split over K runs a reduction kernel after it: cuBLASLt's splitKreduce_kernel, launched
+# by the same aten::mm call; hipBLASLt's _PostGSU kernel, here launched with no cpu_op recorded
+# (the helper then joins the GEMM before it on its stream).
+SPLITK = "void splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float, __nv_bfloat16, true, false, false>"
+POSTGSU = "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT128x128x64_MI16x16x1_SN_LDSB1_GSU4_PostGSU4_VW4"
+SPLIT_A = [  # (kernel, duration µs, call number: kernels of one aten::mm share it, None: no cpu_op)
+    ("nvjet_tst_128x64_64x4_1x1_v_bz_TNT", 20, 1), (SPLITK, 4, 1),
+    ("void flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 64, 128, 4> >(flash::Flash_fwd_params)", 30, 2),
+    ("nvjet_tst_64x8_64x16_4x1_v_bz_TNN", 10, 3), (SPLITK, 2, 3),
+    ("nvjet_tst_64x8_64x16_4x1_v_bz_TNN", 10, 4),
+]
+SPLIT_B = [
+    ("Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT128x128x64_MI16x16x1_SN_LDSB1_GSU4", 15, None),
+    (POSTGSU, 5, None),
+    ("kernel_unified_attention_2d", 40, None),
+    ("Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT64x64x64", 12, None),
+    ("Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT64x64x64", 12, None),
+]
+
+
+def build_calls(path, layer, layers, flavour):
+    """`layers` copies of `layer`; kernels of one call number are launched by one aten::mm."""
+    b, t, ext = testing.KinetoTrace(flavour), 1000, 0
+    for _ in range(layers):
+        calls = {}
+        for name, dur, call in layer:
+            if call is not None and call not in calls:
+                ext += 1
+                calls[call] = ext
+                b.x("cpu_op", "aten::mm", t - 8, 6, **{"External id": ext})
+            b.kernel(name, t - 5, t, dur, ext=calls.get(call))
+            t += dur + 1
+    return b.write(path)
+
+
+def test_split_k_helpers_belong_to_their_gemm_call(con, tmp_path):
+    load(con, build_calls(tmp_path / "nv.json", SPLIT_A, 3, "nvidia"))
+    load(con, build_calls(tmp_path / "amd.json", SPLIT_B, 3, "amd"))
+    assert [r[0] for r in con.execute("SELECT gemm_helper(n) FROM (VALUES (?), (?), ('Cijk_x_GSU4')) v(n)",
+                                      [SPLITK, POSTGSU]).fetchall()] == ["split-K reduction", "GSU reduction", None]
+    pairs = rows(con, "SELECT layer, op, occurrence, a_kernel, b_kernel, a_calls, b_calls, a_kernels, b_kernels, "
+                      "a_avg_ns, b_avg_ns, fusion_note FROM alignment_pairs('nv', 'amd', NULL) "
+                      "WHERE op = 'Dense GEMM' ORDER BY layer, occurrence")
+    assert [p["layer"] for p in pairs] == [0, 0, 0, 1, 1, 1, 2, 2, 2]
+    layer0 = [(p["occurrence"], p["a_kernel"], p["b_kernel"], p["a_calls"], p["b_calls"], p["a_kernels"],
+               p["b_kernels"], p["a_avg_ns"], p["b_avg_ns"], p["fusion_note"]) for p in pairs if p["layer"] == 0]
+    # each GEMM pairs with the GEMM of the same call order; a helper is never a pair of its own
+    assert layer0 == [
+        (0, SPLIT_A[0][0], SPLIT_B[0][0], 1, 1, 2, 2, 24_000, 20_000, None),
+        (1, SPLIT_A[3][0], SPLIT_B[3][0], 1, 1, 2, 1, 12_000, 12_000, None),
+        (2, SPLIT_A[5][0], SPLIT_B[4][0], 1, 1, 1, 1, 10_000, 12_000, None),
+    ]
+    gemm = rows(con, "SELECT * FROM compare_ops('nv', 'amd', NULL) WHERE op = 'Dense GEMM'")[0]
+    assert (gemm["a_calls"], gemm["b_calls"], gemm["a_kernels"], gemm["b_kernels"]) == (9, 9, 15, 12)
+    assert gemm["a_avg_ns"] == pytest.approx((24 + 12 + 10) * 1000 / 3)
+    assert gemm["b_avg_ns"] == pytest.approx((20 + 12 + 12) * 1000 / 3)
+    assert gemm["ratio"] == pytest.approx(46 / 44)
+
+
+def test_a_lone_helper_stays_its_own_call(con, tmp_path):
+    # a reduction kernel after a kernel of another operation (an attention) has no GEMM to join
+    layer = [("void flash::flash_fwd_kernel<t>", 30, None), (SPLITK, 4, None),
+             ("nvjet_tst_64x8_64x16_4x1_v_bz_TNN", 10, None)]
+    load(con, build_calls(tmp_path / "lone.json", layer, 2, "nvidia"))
+    got = con.execute("SELECT f.call_id = f.kernel_id, f.occurrence FROM kernel_facts f JOIN kernels k "
+                      "USING (trace_id, kernel_id) WHERE k.name = ? ORDER BY k.ts_ns", [SPLITK]).fetchall()
+    assert got == [(True, 0), (True, 0)]

@@ -16,13 +16,32 @@ WHERE trace_id = $trace_id AND python_stack IS NOT NULL;
 INSERT INTO python_stacks
 SELECT DISTINCT trace_id, stack_id, python_stack, summary FROM _derive_stacks;
 
-INSERT INTO kernel_facts (trace_id, kernel_id, op, pattern, decided_by, launch_id, cpu_op, stack_id)
-SELECT k.trace_id, k.kernel_id, o.op, o.pattern, o.decided_by, l.launch_id, l.cpu_op, s.stack_id
-FROM kernels k
-JOIN _kernel_ops_live o USING (trace_id, kernel_id)
-JOIN kernel_launches l USING (trace_id, kernel_id)
-LEFT JOIN _derive_stacks s ON s.trace_id = k.trace_id AND s.launch_id = l.launch_id
-WHERE k.trace_id = $trace_id;
+-- a kernel's call: the kernels of one directly launched cpu_op call with the same operation; a
+-- GEMM helper kernel (gemm_helper) that is not already one with its GEMM joins the kernel before
+-- it on its stream when that kernel has its operation
+INSERT INTO kernel_facts (trace_id, kernel_id, op, pattern, decided_by, launch_id, cpu_op, stack_id, call_id)
+WITH base AS MATERIALIZED (
+    SELECT k.trace_id, k.kernel_id, k.pid, k.tid, k.ts_ns, o.op, o.pattern, o.decided_by,
+           l.launch_id, l.cpu_op, s.stack_id, gemm_helper(k.name) IS NOT NULL AS helper,
+           CASE WHEN l.cpu_op_id IS NOT NULL AND NOT l.graph
+                THEN first(k.kernel_id ORDER BY k.ts_ns, k.kernel_id)
+                         OVER (PARTITION BY l.cpu_op_id, align_op(o.op, o.pattern))
+                ELSE k.kernel_id END AS own_call
+    FROM kernels k
+    JOIN _kernel_ops_live o USING (trace_id, kernel_id)
+    JOIN kernel_launches l USING (trace_id, kernel_id)
+    LEFT JOIN _derive_stacks s ON s.trace_id = k.trace_id AND s.launch_id = l.launch_id
+    WHERE k.trace_id = $trace_id
+), before AS (
+    -- each kernel's predecessor on its stream, for the helpers that stand alone
+    SELECT h.kernel_id, p.own_call, p.op AS prev_op
+    FROM (SELECT * FROM base WHERE helper AND own_call = kernel_id) h
+    ASOF JOIN (SELECT * FROM base WHERE NOT helper) p
+           ON p.pid = h.pid AND p.tid = h.tid AND p.ts_ns < h.ts_ns
+)
+SELECT b.trace_id, b.kernel_id, b.op, b.pattern, b.decided_by, b.launch_id, b.cpu_op, b.stack_id,
+       CASE WHEN p.prev_op = b.op THEN p.own_call ELSE b.own_call END
+FROM base b LEFT JOIN before p USING (kernel_id);
 
 -- phases read the operations just stored (a step replayed from a graph is told by its attention)
 UPDATE kernel_facts f

@@ -41,8 +41,8 @@ ORDER BY list_position(['A slower', 'A faster', 'similar', 'only A', 'only B'], 
 
 -- Section: pairs
 -- Kernel pairs, the largest difference in total time first: kernels pair by operation and
--- occurrence of the operation within the layer (a fused kernel counting once for each operation
--- it holds).
+-- occurrence of the operation's call within the layer (a fused kernel counting once for each
+-- operation it holds; a GEMM's split-K reduction kernel belonging to its GEMM's call).
 -- Columns:
 --   layer        id                0-based layer
 --   position     id                0-based place within the layer (A's, else B's)
@@ -51,18 +51,20 @@ ORDER BY list_position(['A slower', 'A faster', 'similar', 'only A', 'only B'], 
 --   detail       text      wide    QKV, O, FFN_up or FFN_down for a dense GEMM that names its role
 --   a_kernel     kernel            A's most frequent kernel name there
 --   b_kernel     kernel            B's most frequent kernel name there
---   a_kernels    count     total wide  A's kernels there, over every pass
+--   a_calls      count     total wide  A's operation calls there, over every pass
+--   b_calls      count     total wide  B's operation calls there, over every pass
+--   a_kernels    count     total wide  A's kernels there, over every pass (helper kernels such as a split-K reduction included)
 --   b_kernels    count     total wide  B's kernels there, over every pass
---   a_avg_ns     duration  wide    mean duration in A
---   b_avg_ns     duration  wide    mean duration in B
+--   a_avg_ns     duration  wide    mean time of a call in A
+--   b_avg_ns     duration  wide    mean time of a call in B
 --   ratio        ratio     wide    a_avg_ns / b_avg_ns
---   gap_ns       duration  wide    a_avg_ns - b_avg_ns
+--   gap_ns       duration  wide    a_avg_ns - b_avg_ns (per call)
 --   a_total_ns   duration  total   total duration in A
 --   b_total_ns   duration  total   total duration in B
 --   same_kernel  text      wide    yes when both sides run the same kernel
 --   fusion_note  text      wide    what the counts say about fusion
 SELECT layer, position, op, occurrence, detail, a_kernel, b_kernel,
-       a_kernels, b_kernels, a_avg_ns, b_avg_ns, ratio, gap_ns, a_total_ns, b_total_ns, same_kernel, fusion_note
+       a_calls, b_calls, a_kernels, b_kernels, a_avg_ns, b_avg_ns, ratio, gap_ns, a_total_ns, b_total_ns, same_kernel, fusion_note
 FROM alignment_pairs($trace, $vs, $phase)
 ORDER BY abs(coalesce(a_total_ns, 0) - coalesce(b_total_ns, 0)) DESC, layer, position, op, occurrence
 LIMIT $limit;

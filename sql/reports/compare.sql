@@ -1,5 +1,5 @@
 -- Report: compare
--- Two traces operation by operation: kernels, mean and total time on each side, ratio and gap,
+-- Two traces operation by operation: calls, kernels, mean time per call and total time on each side, ratio and gap,
 -- grouped as A slower / A faster / within 10 % (then operations found on one side only), with the
 -- cpu_op that issues each and the kernels behind the time.
 -- Chart: op -> a_total_ns,b_total_ns  Time per operation, A and B side by side
@@ -11,19 +11,21 @@
 -- Columns:
 --   status         text             A slower, A faster, within 10%, only A or only B (by total time)
 --   op             text             operation family
---   a_kernels      count     total  kernels in A
---   b_kernels      count     total  kernels in B
+--   a_calls        count     total  calls of the operation in A (a call's kernels, e.g. a GEMM and its split-K reduction, count once)
+--   b_calls        count     total  calls in B
+--   a_kernels      count     total wide  kernels in A
+--   b_kernels      count     total wide  kernels in B
 --   a_total_ns     duration  total  total kernel time in A
 --   b_total_ns     duration  total  total kernel time in B
 --   gap_ns         duration  total  a_total_ns - b_total_ns
---   ratio          ratio            a_avg_ns / b_avg_ns (above 1: A's kernels are slower one for one)
---   a_avg_ns       duration  wide   mean kernel duration in A
---   b_avg_ns       duration  wide   mean kernel duration in B
+--   ratio          ratio            a_avg_ns / b_avg_ns (above 1: A's calls are slower one for one)
+--   a_avg_ns       duration  wide   mean time of a call in A
+--   b_avg_ns       duration  wide   mean time of a call in B
 --   a_cpu_op       text      wide   cpu_op issuing most of A's kernels of the operation
 --   b_cpu_op       text      wide   cpu_op issuing most of B's kernels of the operation
 --   a_top_kernels  kernel    wide   A's three kernel names with the most time, with their share
 --   b_top_kernels  kernel    wide   B's three kernel names with the most time, with their share
-SELECT status, op, a_kernels, b_kernels, a_total_ns, b_total_ns, gap_ns, ratio, a_avg_ns, b_avg_ns,
+SELECT status, op, a_calls, b_calls, a_kernels, b_kernels, a_total_ns, b_total_ns, gap_ns, ratio, a_avg_ns, b_avg_ns,
        a_cpu_op, b_cpu_op, a_top_kernels, b_top_kernels
 FROM compare_ops($trace, $vs, $phase)
 ORDER BY list_position(['A slower', 'A faster', 'within 10%', 'only A', 'only B'], status), abs(gap_ns) DESC, op

@@ -109,3 +109,13 @@ FROM names n LEFT JOIN hits h USING (platform, name) LEFT JOIN fused f USING (pl
 --               rule), fusion (the fused-name heuristic), none (no rule matched: Other)
 CREATE OR REPLACE VIEW kernel_ops AS
 SELECT trace_id, kernel_id, op, pattern, decided_by FROM kernel_facts WHERE _in_scope(trace_id);
+
+-- What a GEMM library's helper kernel does for the GEMM it follows, from its name (scalar macro):
+-- 'split-K reduction' for cuBLAS/cuBLASLt's splitKreduce_kernel and CUTLASS's ReduceSplitK (a GEMM
+-- split over K sums its partial results in a second kernel), 'GSU reduction' for hipBLASLt/Tensile's
+-- ..._PostGSU<n>... kernels (the same after a global split-U GEMM); NULL for any other kernel.
+-- Such a kernel belongs to the GEMM call before it (kernel_facts.call_id).
+CREATE OR REPLACE MACRO gemm_helper(name) AS
+CASE WHEN contains(name, 'splitKreduce') OR contains(name, 'ReduceSplitK') THEN 'split-K reduction'
+     WHEN regexp_matches(name, '_PostGSU[0-9]') THEN 'GSU reduction'
+END;

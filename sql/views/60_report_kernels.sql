@@ -14,11 +14,11 @@ CREATE OR REPLACE MACRO is_trace(t_name, t_id, want) AS
 -- mixed or none, NULL for every phase.
 -- Columns: trace_id, trace (name), kernel_id, name (kernel name), ts_ns, end_ns, dur_ns, and the
 -- kernel_facts columns op, pattern, phase, phase_source, iteration, annotation, launch_id, cpu_op,
--- stack_id, forward_pass, layer, position, occurrence, prev_op.
+-- stack_id, forward_pass, layer, position, occurrence, prev_op, call_id.
 CREATE OR REPLACE MACRO selected_kernels(want_trace, want_phase) AS TABLE
 SELECT t.trace_id, t.name AS trace, k.kernel_id, k.name, k.ts_ns, k.ts_ns + k.dur_ns AS end_ns, k.dur_ns,
        f.op, f.pattern, f.phase, f.phase_source, f.iteration, f.annotation, f.launch_id, f.cpu_op, f.stack_id,
-       f.forward_pass, f.layer, f.position, f.occurrence, f.prev_op
+       f.forward_pass, f.layer, f.position, f.occurrence, f.prev_op, f.call_id
 FROM kernels k
 JOIN kernel_facts f USING (trace_id, kernel_id)
 JOIN traces t USING (trace_id)

@@ -31,39 +31,52 @@ END;
 --                 the innermost Python frame of the launch that names one; NULL when none does
 --   a_kernel      A's most frequent kernel name at the place (NULL when A has none)
 --   b_kernel      B's most frequent kernel name at the place (NULL when B has none)
---   a_kernels     A's kernels at the place, over every forward pass
+--   a_calls       A's operation calls at the place, over every forward pass (kernel_facts.call_id)
+--   b_calls       B's operation calls at the place, over every forward pass
+--   a_kernels     A's kernels at the place, over every forward pass (a call's helper kernels, such as a
+--                 split-K reduction, included)
 --   b_kernels     B's kernels at the place, over every forward pass
---   a_avg_ns      mean duration of A's kernels (NULL when A has none)
---   b_avg_ns      mean duration of B's kernels (NULL when B has none)
+--   a_avg_ns      mean time of A's calls: their kernels' durations summed (NULL when A has none)
+--   b_avg_ns      mean time of B's calls (NULL when B has none)
 --   a_total_ns    total duration of A's kernels
 --   b_total_ns    total duration of B's kernels
 --   ratio         a_avg_ns / b_avg_ns (NULL when B has no kernel)
---   gap_ns        a_avg_ns - b_avg_ns (a missing side counting 0), per kernel as in the seed aligner
+--   gap_ns        a_avg_ns - b_avg_ns (a missing side counting 0), per call (the seed aligner's per
+--                 kernel, where each call runs one kernel)
 --   same_kernel   true when both sides run the same kernel name
 --   fusion_note   what the counts say about fusion, with the trace names: one side fuses a fused
---                 operation, runs a kernel the other may fuse, or runs a kernel 1.5x as often
+--                 operation, runs a kernel the other may fuse, or runs a kernel 1.5x as often (GEMM
+--                 helper kernels not counted)
 CREATE OR REPLACE MACRO alignment_pairs(trace_a, trace_b, want_phase) AS TABLE
 WITH placed AS (
-    SELECT side, trace_id, layer, position, occurrence, align_op AS op, name, dur_ns, stack_id
+    SELECT side, trace_id, layer, position, occurrence, align_op AS op, name, dur_ns, stack_id, call_id,
+           helper IS NOT NULL AS helper
     FROM pair_kernels(trace_a, trace_b, want_phase) WHERE layer IS NOT NULL
 ), names AS (
-    SELECT side, layer, op, occurrence, name, count(*) AS n, sum(dur_ns) AS ns, min(position) AS position,
+    SELECT side, layer, op, occurrence, name, helper, count(*) AS n, sum(dur_ns) AS ns, min(position) AS position,
            first(trace_id) AS trace_id, first(stack_id ORDER BY stack_id) FILTER (stack_id IS NOT NULL) AS stack_id
-    FROM placed GROUP BY side, layer, op, occurrence, name
+    FROM placed GROUP BY side, layer, op, occurrence, name, helper
+), calls AS (
+    SELECT side, layer, op, occurrence, count(DISTINCT call_id) AS calls FROM placed GROUP BY ALL
 ), places AS (
-    SELECT side, layer, op, occurrence, sum(n) AS kernels, sum(ns) AS total_ns, min(position) AS position,
-           first(name ORDER BY n DESC, name) AS kernel,
+    -- the kernel named for a place is its most frequent one that is not a helper
+    SELECT side, layer, op, occurrence, sum(n) AS kernels, sum(n) FILTER (NOT helper) AS main_kernels,
+           sum(ns) AS total_ns, min(position) AS position,
+           first(name ORDER BY helper, n DESC, name) AS kernel,
            first(trace_id) AS trace_id,
-           first(stack_id ORDER BY n DESC, name) AS stack_id
+           first(stack_id ORDER BY helper, n DESC, name) AS stack_id
     FROM names GROUP BY side, layer, op, occurrence
-), a AS (SELECT * FROM places WHERE side = 'A'), b AS (SELECT * FROM places WHERE side = 'B'),
+), a AS (SELECT * FROM places JOIN calls USING (side, layer, op, occurrence) WHERE side = 'A'),
+b AS (SELECT * FROM places JOIN calls USING (side, layer, op, occurrence) WHERE side = 'B'),
 labels AS (SELECT trace_name(trace_a) AS a_name, trace_name(trace_b) AS b_name),
 paired AS (
     SELECT coalesce(a.layer, b.layer) AS layer, coalesce(a.position, b.position) AS position,
            coalesce(a.op, b.op) AS op, coalesce(a.occurrence, b.occurrence) AS occurrence,
            a.kernel AS a_kernel, b.kernel AS b_kernel,
+           coalesce(a.calls, 0) AS a_calls, coalesce(b.calls, 0) AS b_calls,
            coalesce(a.kernels, 0) AS a_kernels, coalesce(b.kernels, 0) AS b_kernels,
-           a.total_ns / a.kernels AS a_avg_ns, b.total_ns / b.kernels AS b_avg_ns,
+           coalesce(a.main_kernels, 0) AS a_main, coalesce(b.main_kernels, 0) AS b_main,
+           a.total_ns / a.calls AS a_avg_ns, b.total_ns / b.calls AS b_avg_ns,
            coalesce(a.total_ns, 0) AS a_total_ns, coalesce(b.total_ns, 0) AS b_total_ns,
            a.trace_id AS a_trace_id, a.stack_id AS a_stack_id, b.trace_id AS b_trace_id, b.stack_id AS b_stack_id
     FROM a FULL JOIN b ON a.layer = b.layer AND a.op = b.op AND a.occurrence = b.occurrence
@@ -74,7 +87,7 @@ SELECT p.layer, p.position, p.op, p.occurrence,
            list_filter(list_transform(list_reverse(sa.python_stack), lambda f: gemm_role(f)), lambda r: r IS NOT NULL)[1],
            list_filter(list_transform(list_reverse(sb.python_stack), lambda f: gemm_role(f)), lambda r: r IS NOT NULL)[1])
        END AS detail,
-       p.a_kernel, p.b_kernel, p.a_kernels, p.b_kernels, p.a_avg_ns, p.b_avg_ns, p.a_total_ns, p.b_total_ns,
+       p.a_kernel, p.b_kernel, p.a_calls, p.b_calls, p.a_kernels, p.b_kernels, p.a_avg_ns, p.b_avg_ns, p.a_total_ns, p.b_total_ns,
        p.a_avg_ns / nullif(p.b_avg_ns, 0) AS ratio,
        coalesce(p.a_avg_ns, 0) - coalesce(p.b_avg_ns, 0) AS gap_ns,
        coalesce(p.a_kernel = p.b_kernel, false) AS same_kernel,
@@ -86,10 +99,10 @@ SELECT p.layer, p.position, p.op, p.occurrence,
                 CASE WHEN contains(p.op, '+') THEN l.b_name || ' fuses ' || p.op || ' into ' || coalesce(p.b_kernel, '')
                      WHEN p.op NOT IN ('Attention', 'Dense GEMM', 'KV Cache', 'MoE GEMM', 'MoE Routing')
                      THEN l.b_name || ' runs ' || coalesce(p.b_kernel, '') || ', ' || l.a_name || ' may fuse it into another kernel' END
-            WHEN p.a_kernels > 1.5 * p.b_kernels THEN
-                l.a_name || ' runs ' || coalesce(p.a_kernel, '') || ' ' || printf('%.1f', p.a_kernels / p.b_kernels) || 'x more → ' || l.b_name || ' fuses'
-            WHEN p.b_kernels > 1.5 * p.a_kernels THEN
-                l.b_name || ' runs ' || coalesce(p.b_kernel, '') || ' ' || printf('%.1f', p.b_kernels / p.a_kernels) || 'x more → ' || l.a_name || ' fuses'
+            WHEN p.b_main > 0 AND p.a_main > 1.5 * p.b_main THEN
+                l.a_name || ' runs ' || coalesce(p.a_kernel, '') || ' ' || printf('%.1f', p.a_main / p.b_main) || 'x more → ' || l.b_name || ' fuses'
+            WHEN p.a_main > 0 AND p.b_main > 1.5 * p.a_main THEN
+                l.b_name || ' runs ' || coalesce(p.b_kernel, '') || ' ' || printf('%.1f', p.b_main / p.a_main) || 'x more → ' || l.a_name || ' fuses'
        END AS fusion_note
 FROM paired p
 CROSS JOIN labels l
