@@ -11,7 +11,10 @@ import sys
 import time
 import urllib.request
 
+import pyarrow as pa
 import pytest
+
+import tracedb
 
 from conftest import FIXTURES, KINETO, ROOT, run_cli
 from test_compare import A_LAYER, B_LAYER, build
@@ -20,6 +23,7 @@ pytest.importorskip("streamlit", reason="the dashboard extra is not installed: p
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 APP = ROOT / "examples" / "dashboard" / "app.py"
+UNITS = {"ns": 1, "µs": 1e3, "ms": 1e6, "s": 1e9}
 PAIR = ("h100_bert-small", "mi300_bert-small")
 
 
@@ -54,6 +58,12 @@ def charts(app) -> list[dict]:
     return [json.loads(c.proto.spec) for c in app.get("vega_lite_chart")]
 
 
+def chart_rows(app, spec: dict) -> list[dict]:
+    """The rows a chart draws (Streamlit sends them beside the spec, as Arrow)."""
+    chart = next(c for c in app.get("vega_lite_chart") if json.loads(c.proto.spec) == spec)
+    return pa.ipc.open_stream(chart.proto.datasets[0].data.data).read_all().to_pylist()
+
+
 def test_dashboard_shows_every_page(db, monkeypatch):
     app = run_app(db, monkeypatch)
     assert [t.label for t in app.tabs] == ["Traces", "Operations", "Compare", "Fusion", "Layer gaps", "AIE iterations"]
@@ -70,19 +80,42 @@ def test_dashboard_shows_every_page(db, monkeypatch):
     for frame in (d.value for d in app.dataframe):
         assert not [c for c in frame.columns if c.endswith("_ns")], list(frame.columns)
     assert any(c in compare.columns for c in ("a_total µs", "a_total ms"))
-    assert len(charts(app)) >= 4  # operations, compare, layer gaps, AIE
+    assert len(charts(app)) >= 6  # operations, compare (wall-clock, steps, operations), layer gaps, AIE
 
 
 def test_comparison_bars_stand_side_by_side_and_layers_run_in_order(db, monkeypatch):
     app = run_app(db, monkeypatch, trace_a="nv", trace_b="amd")
     pairs = [c for c in charts(app) if "yOffset" in c["encoding"]]
-    assert len(pairs) == 2  # compare and layer gaps: A and B next to each other, not stacked
+    assert len(pairs) == 3  # wall-clock, operations and layer gaps: A and B next to each other, not stacked
+    wall = next(c for c in pairs if c["encoding"]["y"]["field"] == "part")
+    assert wall["encoding"]["y"]["sort"][:2] == ["span", "idle"]
     for spec in pairs:
         assert spec["encoding"]["color"]["field"] == "trace" and "stack" not in spec["encoding"]["x"]
         assert spec["encoding"]["x"]["title"].split("(")[1].rstrip(")") in ("ns", "µs", "ms", "s")
     layers = next(c for c in pairs if c["encoding"]["y"]["field"] == "layer")
     order = layers["encoding"]["y"]["sort"]
     assert order == [str(n) for n in sorted(int(v) for v in order)] and len(order) == 12  # 0, 1, 2, ..., 10, 11
+
+
+def test_steps_stand_as_stacked_bars(db, monkeypatch):
+    app = run_app(db, monkeypatch)  # the BERT pair: one ProfilerStep each
+    steps = next(c for c in charts(app) if c["encoding"]["x"].get("stack") == "zero")
+    assert steps["encoding"]["color"]["field"] == "part"
+    assert steps["encoding"]["y"]["sort"] == [f"none 1 · {PAIR[0]}", f"none 1 · {PAIR[1]}"]  # paired
+    values = chart_rows(app, steps)
+    parts = {v["part"] for v in values}
+    assert parts == {"compute", "communication", "memcpy", "idle"}
+    # the stacked parts of a step add up to its span (the compare report's steps section)
+    with tracedb.connect(db) as con:
+        rows = con.report("compare", trace=PAIR[0], vs=PAIR[1]).sections["steps"]
+    unit = steps["encoding"]["x"]["field"]
+    for side, name in zip("AB", PAIR):
+        span = next(r[rows.columns.index("span_ns")] for r in rows.rows if r[rows.columns.index("side")] == side)
+        drawn = sum(v[unit] for v in values if v["step"].endswith(name))
+        assert drawn == pytest.approx(span / UNITS[unit], rel=1e-6)
+    # two traces without steps: nothing to stack, and the page says so
+    app = run_app(db, monkeypatch, trace_a="nv", trace_b="amd")
+    assert "No steps to chart." in [i.value for i in app.info]
 
 
 def test_dashboard_compares_the_chosen_pair(db, monkeypatch):

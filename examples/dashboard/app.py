@@ -66,6 +66,36 @@ def side_by_side(result: tracedb.Result, label: str, a: str, b: str, names: tupl
     st.altair_chart(chart, width="stretch", height=120 + 34 * len(rows))
 
 
+# The parts of a step's wall-clock time, in the order they stack (they add up to its span).
+STEP_PARTS = {"compute_ns": "compute", "exposed_comm_ns": "communication", "exposed_memcpy_ns": "memcpy",
+              "idle_ns": "idle"}
+
+
+def stacked_steps(result: tracedb.Result, names: tuple[str, str]) -> None:
+    """Each side's steps as stacked bars (compute, exposed communication, exposed memcpy, idle),
+    the two steps of a pair next to each other: compare's steps section."""
+    if not result.rows:
+        st.info("No steps to chart.")
+        return
+    shared = result.in_units(shared=True)  # every part on one axis: one unit for all
+    frame = shared.df()
+    shown = {shared.columns[result.columns.index(c)]: part for c, part in STEP_PARTS.items()}
+    unit = next(iter(shown)).rsplit(" ", 1)[-1]
+    frame["step"] = [f"{phase} {pair} · {names[0] if side == 'A' else names[1]}"
+                     for pair, phase, side in zip(frame["pair"], frame["phase"], frame["side"])]
+    long = frame.melt(id_vars=["step"], value_vars=list(shown), var_name="part", value_name=unit)
+    long["part"] = long["part"].map(shown)
+    order = list(STEP_PARTS.values())
+    long["order"] = long["part"].map(order.index)
+    chart = alt.Chart(long).mark_bar().encode(
+        y=alt.Y("step:N", sort=frame["step"].tolist(), title=None),
+        x=alt.X(f"{unit}:Q", stack="zero", title=f"wall-clock time ({unit})"),
+        color=alt.Color("part:N", sort=order, legend=alt.Legend(orient="top", title=None)),
+        order=alt.Order("order:Q"),
+        tooltip=["step", "part", alt.Tooltip(f"{unit}:Q", format=",.2f")])
+    st.altair_chart(chart, width="stretch", height=120 + 28 * len(frame))
+
+
 def bars(result: tracedb.Result, label: str, value: str, title: str) -> None:
     """One bar per row, in the report's order."""
     if not result.rows:
@@ -126,6 +156,12 @@ def show(db: Path) -> None:
         b = st.sidebar.selectbox("Trace B", with_kernels, index=1, key="trace_b")
         with tabs[2]:
             compare = report(db, "compare", trace=a, vs=b)
+            st.subheader("Wall-clock time")  # where the spans differ: idle time, each operation, ...
+            side_by_side(compare["wall-clock"], "part", "a_ns", "b_ns", (a, b))
+            table(compare["wall-clock"])
+            st.subheader("Steps")
+            stacked_steps(compare["steps"], (a, b))
+            st.subheader("Operations")
             side_by_side(compare["main"], "op", "a_total_ns", "b_total_ns", (a, b))
             table(compare["main"])
             table(compare["summary"])
