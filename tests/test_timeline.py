@@ -205,3 +205,72 @@ def test_timeline_agrees_with_tracelens(con, name):
     for value, key in zip(got, ("computation", "exposed_comm", "exposed_memcpy", "busy", "idle", "total")):
         # TraceLens adds float microseconds; ours are exact nanoseconds: within a microsecond
         assert abs(value / 1e6 - want[key]) < 1e-3, key
+
+
+def rank_trace(path, rank, late, world=4, seq=True, info=None) -> Path:
+    """One rank of a job of `world` ranks: two steps of three all-reduces in process group "0".
+    late maps (step, call) to (the late rank, its delay in µs): the other ranks start the call on
+    time and wait; every rank ends it at the same instant, after 10 µs of transfer."""
+    b = Built()
+    ext = 0
+    for step in range(2):
+        t = 100_000 * step
+        b.x("user_annotation", f"ProfilerStep#{step + 1}", t, 90_000)
+        for i in range(3):
+            ext += 1
+            late_rank, delay = late.get((step, i), (None, 0))
+            start = t + 10_000 * i + 100 + (delay if rank == late_rank else 0)
+            args = {"External id": ext, "Collective name": "allreduce", "dtype": "BFloat16",
+                    "In msg nelems": 1024, "Out msg nelems": 1024, "Group size": world, "Rank": rank,
+                    "Process Group Name": "0"}
+            if seq:
+                args["Seq"] = 7 + 3 * step + i
+            b.x("cpu_op", "record_param_comms", start - 50, 5, **args)
+            b.on(ALL_REDUCE, start - 49, start, 10 + delay - (delay if rank == late_rank else 0), stream(9), ext=ext)
+    dist = info or {"backend": "nccl", "rank": rank, "world_size": world, "pg_count": 1,
+                    "pg_config": [{"pg_name": "0", "pg_desc": "default_pg", "backend_config": "cuda:nccl",
+                                   "pg_size": world, "ranks": list(range(world))}], "nccl_version": "2.21.5"}
+    return b.write(path, distributedInfo=dist)
+
+
+LATE = {(0, 1): (2, 500), (1, 0): (3, 300), (1, 2): (2, 200)}
+
+
+@pytest.mark.parametrize("seq", [True, False], ids=["by-seq", "by-order"])
+def test_collectives_matched_across_ranks(con, tmp_path, db_path, seq):
+    for rank in range(4):
+        load(con, rank_trace(tmp_path / f"r{rank}.json", rank, LATE, seq=seq), name=f"rank{rank}")
+    # another job (two ranks of 2): matched on its own, never with the first
+    for rank in range(2):
+        load(con, rank_trace(tmp_path / f"o{rank}.json", rank, {}, world=2, seq=seq), name=f"other{rank}")
+    jobs = con.execute("SELECT t.name, d.job, d.rank, d.loaded FROM distributed_jobs d JOIN traces t USING (trace_id) "
+                       "ORDER BY t.trace_id").fetchall()
+    assert [(n, r, k) for n, _, r, k in jobs] == [(f"rank{i}", i, 4) for i in range(4)] + [("other0", 0, 2), ("other1", 1, 2)]
+    assert len({j for n, j, _, _ in jobs if n.startswith("rank")}) == 1
+    first_job = jobs[0][1]
+    calls = con.execute("SELECT step, ranks, skew_ns, transfer_ns, longest_ns, wait_ns, last_rank, by_seq "
+                        "FROM collective_ranks WHERE job = ? ORDER BY first_start_ns", [first_job]).fetchall()
+    expected = []
+    for step in range(2):
+        for i in range(3):
+            late_rank, delay = LATE.get((step, i), (None, 0))
+            expected.append((step + 1, 4, delay * US, 10 * US, (10 + delay) * US, 3 * delay * US, late_rank, seq))
+    assert calls == expected
+    con.close()
+    ranks = tracedb.connect(db_path).report("collectives").sections["ranks"].records()
+    mine = next(r for r in ranks if r["job"] == first_job)
+    assert (mine["calls"], mine["ranks"], mine["skew_ns"], mine["transfer_ns"], mine["wait_ns"], mine["last_rank"]) == \
+        (6, 4, 1000 * US, 60 * US, 3000 * US, 2)
+    assert mine["last_pct"] == pytest.approx(100 * 2 / 6)
+    assert mine["matched_by"] == ("seq" if seq else "order")
+    other = next(r for r in ranks if r["job"] != first_job)
+    assert (other["calls"], other["ranks"], other["skew_ns"], other["last_rank"]) == (6, 2, 0, None)
+
+
+def test_two_runs_of_one_rank_are_not_matched(con, tmp_path):
+    """Two loads of rank 0 (two runs of one job) leave the job ambiguous: nothing is matched."""
+    for rank, name, late in ((0, "a0", LATE), (1, "a1", LATE), (0, "b0", {})):
+        load(con, rank_trace(tmp_path / f"{name}.json", rank, late), name=name)
+    assert con.execute("SELECT count(*) FROM traces").fetchone()[0] == 3
+    assert con.execute("SELECT count(*) FROM distributed_jobs").fetchone()[0] == 0
+    assert con.execute("SELECT count(*) FROM collective_ranks").fetchone()[0] == 0

@@ -33,3 +33,39 @@ FROM collective_calls c JOIN traces t USING (trace_id)
 WHERE ($trace IS NULL OR is_trace(t.name, t.trace_id, $trace)) AND ($phase IS NULL OR c.phase = $phase)
 GROUP BY t.trace_id, t.name, c.op, c.phase
 ORDER BY t.trace_id, total_ns DESC;
+
+-- Section: ranks
+-- Where several ranks of one job are loaded (the same distributedInfo but for the rank): their
+-- calls matched by process group and sequence (collective_ranks), per collective and phase. The
+-- skew (latest start minus earliest) is how long the first rank waited for the last; the shortest
+-- duration across ranks is the transfer; the rank that starts last most often is the one to look at.
+-- Columns:
+--   job            id               the job (its first trace's id)
+--   op             text             collective
+--   phase          text             phase of the calls (on the lowest rank)
+--   calls          count     total  calls matched across ranks
+--   ranks          count            ranks each call was found on (the most)
+--   skew_ns        duration  total  latest start minus earliest start, summed over the calls
+--   median_skew_ns duration         the median call's skew
+--   transfer_ns    duration  total  the shortest duration across ranks, summed
+--   wait_ns        duration  total  every rank's time above it, summed: waiting inside the calls
+--   last_rank      id               the rank that starts last most often (empty: every call started at once)
+--   last_pct       percent          share of the calls it starts last in
+--   matched_by     text      wide   seq (recorded sequence numbers) or order (no Seq recorded)
+WITH r AS (
+    SELECT * FROM collective_ranks
+    WHERE ($phase IS NULL OR phase = $phase)
+      AND ($trace IS NULL OR job IN (SELECT d.job FROM distributed_jobs d JOIN traces t USING (trace_id)
+                                     WHERE is_trace(t.name, t.trace_id, $trace)))
+), lasts AS (
+    SELECT job, op, phase, last_rank, count(*) AS n FROM r WHERE last_rank IS NOT NULL GROUP BY ALL
+), top AS (
+    SELECT job, op, phase, arg_max(last_rank, (n, -last_rank)) AS last_rank, max(n) AS n FROM lasts GROUP BY ALL
+)
+SELECT job, op, phase, count(*) AS calls, max(ranks) AS ranks, sum(skew_ns) AS skew_ns,
+       median(skew_ns) AS median_skew_ns, sum(transfer_ns) AS transfer_ns, sum(wait_ns) AS wait_ns,
+       any_value(t.last_rank) AS last_rank, 100.0 * any_value(t.n) / count(*) AS last_pct,
+       CASE WHEN bool_and(by_seq) THEN 'seq' WHEN NOT bool_or(by_seq) THEN 'order' ELSE 'seq, order' END AS matched_by
+FROM r LEFT JOIN top t USING (job, op, phase)
+GROUP BY job, op, phase
+ORDER BY job, skew_ns DESC;

@@ -93,3 +93,79 @@ SELECT trace_id, kernel_id, op, phase, step, name, ts_ns, dur_ns, cpu_op, proces
             WHEN op IN ('All-Gather', 'Reduce-Scatter', 'All-to-All') THEN (group_size - 1.0) / group_size
             ELSE 1.0 END AS bus_factor
 FROM typical;
+
+-- Traces of one distributed job, loaded side by side: traces whose distributedInfo is the same but
+-- for the rank (backend, world size, process groups, library version), each rank loaded once. Two
+-- loads of one rank (two runs of the same job) make the job ambiguous, and it is left out.
+-- Columns:
+--   trace_id    trace of one rank
+--   job         the job: the smallest trace_id among its traces
+--   rank        the trace's rank (distributedInfo rank)
+--   world_size  ranks in the job (distributedInfo world_size)
+--   loaded      ranks of the job loaded (2 or more)
+CREATE OR REPLACE VIEW distributed_jobs AS
+WITH info AS (
+    SELECT trace_id, md5(json_merge_patch(value, '{"rank": null}')::VARCHAR) AS job_key,
+           TRY_CAST(json_extract(value, '$.rank') AS INTEGER) AS rank,
+           TRY_CAST(json_extract(value, '$.world_size') AS INTEGER) AS world_size
+    FROM trace_metadata
+    WHERE key = 'distributedInfo' AND json_valid(value) AND json_type(value) = 'OBJECT'
+), jobs AS (
+    SELECT job_key, min(trace_id) AS job, count(*) AS loaded, count(DISTINCT rank) AS ranks
+    FROM info WHERE rank IS NOT NULL GROUP BY job_key
+)
+SELECT i.trace_id, j.job, i.rank, i.world_size, j.loaded
+FROM info i JOIN jobs j USING (job_key)
+WHERE j.loaded >= 2 AND j.loaded = j.ranks AND i.world_size > 1;
+
+-- Collective calls matched across the ranks of a job: one row per call of a process group seen on
+-- two or more ranks. Calls match by process group, collective and sequence number (record_param_comms
+-- Seq); where the trace records none, by their order in the process group on each rank (the ranks'
+-- profiles then must cover the same steps, as a torch.profiler schedule does). Times across ranks
+-- are compared as recorded: ranks of one node share its clock; across nodes the clocks' offset
+-- adds to the skew.
+-- A collective completes when its last rank arrives: every rank's kernel ends at about the same
+-- time, and the earlier ranks' kernels spend the difference waiting. So skew (latest start minus
+-- earliest start) is the waiting the late rank caused, the shortest duration across ranks (the
+-- late rank's) is the transfer, and a rank's duration above it is its wait.
+-- Columns:
+--   job            the job (distributed_jobs)
+--   process_group  process group name (NULL when not recorded)
+--   op             collective
+--   seq            the call's sequence number in its group, else its order (1, 2, ...) on every rank
+--   by_seq         true when matched by recorded sequence numbers, false when by order
+--   phase          phase of the call on the lowest rank
+--   step           step of the call on the lowest rank
+--   ranks          ranks the call was found on
+--   bytes          message size (the largest recorded)
+--   first_start_ns earliest start across ranks, nanoseconds
+--   skew_ns        latest start minus earliest start: how long the first rank waited for the last
+--   transfer_ns    the shortest duration across ranks
+--   longest_ns     the longest duration across ranks
+--   wait_ns        the ranks' durations above transfer_ns, summed: time spent waiting in the call
+--   first_rank     the rank that started first (the lowest of those that did; NULL when all started at once)
+--   last_rank      the rank that started last: the one the others waited for (the lowest of those
+--                  that did; NULL when all started at once)
+--   last_trace_id  trace of the last rank (NULL when all started at once)
+CREATE OR REPLACE VIEW collective_ranks AS
+WITH c AS (
+    SELECT j.job, c.trace_id, j.rank, c.process_group, c.op, c.phase, c.step, c.bytes, c.ts_ns, c.dur_ns,
+           c.seq IS NOT NULL AS by_seq,
+           coalesce(c.seq, row_number() OVER (PARTITION BY c.trace_id, c.process_group, c.op
+                                              ORDER BY c.ts_ns, c.kernel_id)) AS seq
+    FROM collective_calls c JOIN distributed_jobs j USING (trace_id)
+    -- one kernel per call and rank: the first, should a call run several
+    QUALIFY row_number() OVER (PARTITION BY c.trace_id, c.process_group, c.op, c.seq IS NOT NULL,
+                                            coalesce(c.seq, c.kernel_id) ORDER BY c.ts_ns, c.kernel_id) = 1
+)
+SELECT job, process_group, op, seq, by_seq,
+       arg_min(phase, rank) AS phase, arg_min(step, rank) AS step,
+       count(*) AS ranks, max(bytes) AS bytes, min(ts_ns) AS first_start_ns,
+       max(ts_ns) - min(ts_ns) AS skew_ns, min(dur_ns) AS transfer_ns, max(dur_ns) AS longest_ns,
+       sum(dur_ns) - count(*) * min(dur_ns) AS wait_ns,
+       CASE WHEN max(ts_ns) > min(ts_ns) THEN arg_min(rank, (ts_ns, rank)) END AS first_rank,
+       CASE WHEN max(ts_ns) > min(ts_ns) THEN arg_max(rank, (ts_ns, -rank)) END AS last_rank,
+       CASE WHEN max(ts_ns) > min(ts_ns) THEN arg_max(trace_id, (ts_ns, -rank)) END AS last_trace_id
+FROM c
+GROUP BY job, process_group, op, seq, by_seq
+HAVING count(*) >= 2;
