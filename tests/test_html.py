@@ -113,6 +113,26 @@ def test_chart_legends_name_the_traces(db, tmp_path):
     assert "a_total_ns" not in svg and "b_total_ns" not in svg
 
 
+def test_table_headers_carry_the_unit_and_kernel_names_fold(db, tmp_path):
+    """Headers name the unit the cells are written in (a_total µs over 197.60, never a_total_ns
+    over 197.60 µs); a kernel cell is short, with its whole name on hover; ratios read 0.33x."""
+    import re
+    from html import unescape
+
+    out = tmp_path / "compare.html"
+    run_cli("report", "compare", *RUNS["compare"], "--wide", "--format", "html", "-o", out, db=db, check=True)
+    page = out.read_text(encoding="utf-8")
+    tables = page[page.index("<table>"):]
+    headers = re.findall(r"<th>([^<]*)</th>", tables)
+    assert "a_total µs" in headers and "ratio" in headers and not [h for h in headers if h.endswith("_ns")]
+    cells = re.findall(r"<td class=num>([^<]*)</td>", tables)
+    assert not [c for c in cells if c.endswith((" µs", " ms", " ns"))] and "0.33x" in cells
+    spans = re.findall(r'<span title="([^"]*)">([^<]*)</span>', tables)
+    assert spans, "a top-kernels cell shows a short name"
+    for whole, short in spans:
+        assert len(unescape(short)) <= 64 and len(unescape(whole)) > len(unescape(short))
+
+
 def test_every_chart_names_columns_of_its_section():
     charted = {n for n, r in reports.available().items() if any(s.charts for s in r.sections)}
     assert charted >= set(RUNS)

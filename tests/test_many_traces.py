@@ -75,6 +75,15 @@ def test_trend_orders_by_a_key_as_numbers(three):
             ["h100_bert-small", "mi300_bert-small", "mi300_vllm_decode_hipgraph"]
 
 
+def test_an_unknown_trend_key_names_the_keys_there_are(three):
+    with tracedb.connect(three) as db:
+        with pytest.raises(TracedbError, match=r"no trace has the key 'nigth'; the keys they have: .*night"):
+            db.report("trend", trace="*", key="nigth")
+        assert db.report("trend", trace="*bert*", key="night").main.rows  # a key some trace has
+    run = run_cli("report", "trend", "--trace", "*", "-p", "key=nigth", db=three)
+    assert run.returncode == 1 and run.stderr.count("\n") == 1 and "no trace has the key 'nigth'" in run.stderr
+
+
 def test_cli_and_html_bar_groups(three, tmp_path):
     out = tmp_path / "many.html"
     proc = run_cli("report", "compare", "--trace", "h100_bert-small", "--vs", "mi300_bert-small", "--vs",

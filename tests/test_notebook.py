@@ -47,3 +47,11 @@ def test_what_the_notebook_says_is_what_it_shows(executed):
     assert total[("NVIDIA", "Attention")] < total[("AMD", "Attention")]
     layers = output(cell_with(executed, '"alignment"'), "text/plain")
     assert "a_total µs" in layers and "_ns" not in layers  # durations in a person's unit
+
+
+def test_each_result_is_shown_once(executed):
+    """A cell ending in a result shows it once (its HTML, with the text beside it in the same
+    output), never a second time as a table printed on the side."""
+    for code in ('db.report("compare"', "db.traces()", '"alignment"', "db.sql("):
+        cell = cell_with(executed, code)
+        assert [o.output_type for o in cell.outputs] == ["execute_result"], (code, cell.outputs)

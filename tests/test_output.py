@@ -42,7 +42,25 @@ def test_an_itanium_name_is_demangled_by_the_cxx_runtime():
 def test_a_kernel_name_is_shortened_to_what_tells_it_apart(name, short):
     assert names.short(name) == short
     assert len(names.short(name)) <= 48
-    assert names.short(name, 20) == (short[:19] + "…" if len(short) > 20 else short)
+    cut = short if len(short) <= 20 else short[:19] + "…" if "<" in short else short[:10] + "…" + short[-9:]
+    assert names.short(name, 20) == cut
+
+
+def test_a_name_that_tells_apart_at_its_end_is_cut_in_the_middle():
+    tiles = [f"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize{t}_warpgroupsize1x1x1_execute_segment_k_off_kernel"
+             for t in ("128x128x64", "128x256x64", "64x128x64")]
+    cut = [names.short(name + f"__5x_{t}", 48) for name, t in zip(tiles, "abc")]
+    assert len(set(cut)) == 3 and all(len(c) == 48 and "…" in c for c in cut)
+    assert all(c.startswith("sm90_xmma_gemm_") for c in cut)
+
+
+def test_a_name_the_runtime_cannot_read_is_read_by_llvm():
+    """GCC 12's runtime and binutils 2.40 read no Tn (a template parameter declared with its type);
+    LLVM's demangler (pycxxfilt) does."""
+    pytest.importorskip("pycxxfilt", reason="LLVM's demangler needs Python 3.11")
+    newer = "_ZN4vllm18act_and_mul_kernelIN3c108BFloat16ETnPFT_RKS3_EXadL_ZNS_11silu_kernelIS2_EES3_S5_EELb1EEEvPS3_PS4_i"
+    assert names.demangle(newer).startswith("void vllm::act_and_mul_kernel<c10::BFloat16, &")
+    assert names.short(newer).startswith("vllm::act_and_mul_kernel<BFloat16")
 
 
 def test_a_table_says_each_unit_once_and_keeps_machine_formats_raw():
@@ -140,3 +158,54 @@ def test_a_long_result_is_bounded_in_a_terminal_and_whole_in_csv(vendor_pairs):
     limited = run_cli("report", "alignment", "--section", "pairs", "--limit", "5", "--trace", a, "--vs", b,
                       db=vendor_pairs, env={"COLUMNS": "120"}, check=True).stdout
     assert "more rows not shown" not in limited
+
+
+def _commands(command, path=()):
+    """Every command of the command line, with its path of names (tracedb rules add: ('rules', 'add'))."""
+    yield path, command
+    for name, sub in getattr(command, "commands", {}).items():
+        yield from _commands(sub, (*path, name))
+
+
+def test_help_swallows_no_markup():
+    """Square brackets in help ('tracedb[dask]', [NAME ...]) are shown as written, on every command."""
+    import re
+
+    import typer.main
+
+    from tracedb import cli
+
+    checked = 0
+    for path, command in _commands(typer.main.get_command(cli.app)):
+        texts = [command.help or ""] + [getattr(p, "help", None) or "" for p in command.params]
+        brackets = [b for t in texts for b in re.findall(r"\[[^\]\s]*\]", t)]
+        shown = " ".join(run_cli(*path, "--help", env={"COLUMNS": "120"}).stdout.split())
+        for b in brackets:
+            assert b in shown, (path, b)
+            checked += 1
+    assert checked >= 1  # at least --scheduler's 'tracedb[dask]'
+
+
+def test_load_progress_counts_files_and_fits_one_line(tmp_path):
+    """On a 120-column terminal: the files line counts files, and a file's line (a 200-character
+    name, cut in the middle) stays one line."""
+    from rich.console import Console
+
+    from tracedb import cli
+
+    long_name = tmp_path / ("h100_" + "x" * 190 + "_end.json")
+    long_name.write_text("{}")
+    progress = cli._LoadProgress(files=2)
+    progress.console = Console(file=io.StringIO(), force_terminal=True, width=120, stderr=False)
+    progress.shown = True
+    with progress:
+        progress.update(long_name, "read", 1, 0)
+        plain = Console(file=io.StringIO(), width=120, color_system=None)  # the lines as a person reads them
+        plain.print(progress.bar.make_tasks_table(progress.bar.tasks))
+        drawn = plain.file.getvalue()
+    lines = [line for line in drawn.splitlines() if line.strip()]
+    files_line = next(line for line in lines if "files done" in line)
+    assert "0/2 files" in files_line and "bytes" not in files_line
+    file_line = next(line for line in lines if "reading" in line)
+    assert "h100_x" in file_line and "x_end.json" in file_line and "…" in file_line
+    assert len(lines) == 2 and all(len(line) <= 120 for line in lines)

@@ -369,6 +369,7 @@ class Database:
         reportmod.check_trace(self.con, trace)
         reportmod.check_trace(self.con, vs)
         reportmod.check_traces(self.con, values.get("traces"))
+        reportmod.check_key(self.con, values)
         if report.compares:  # a comparison of no rows would not say which side lacks the phase
             for named in (trace, vs):
                 reportmod.check_phase(self.con, named, phase)

@@ -40,6 +40,8 @@ _flags_take_no_value()
 app = typer.Typer(
     help="tracedb: stream accelerator profiler traces into one DuckDB file and query them with SQL.",
     no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+    # help is plain text: 'tracedb[dask]' and [NAME ...] must not be read as rich markup
+    rich_markup_mode=None,
 )
 def say(message: str) -> None:
     """One plain line on stderr (never wrapped, no markup)."""
@@ -181,14 +183,14 @@ class _LoadProgress:
 
     def __enter__(self) -> "_LoadProgress":
         if self.shown:
-            from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(bar_width=24), _amount_column(),
                                 TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), console=self.console,
                                 transient=True)
             self.bar.__enter__()
             if self.files > 1:
-                self.overall = self.bar.add_task("files done", total=self.files, rate="")
+                self.overall = self.bar.add_task("files done", total=self.files, rate="", unit="files")
         return self
 
     def __exit__(self, *exc) -> None:
@@ -200,12 +202,20 @@ class _LoadProgress:
             return
         if path not in self.tasks:
             size = path.stat().st_size if path.is_file() else 0
-            self.tasks[path] = (self.bar.add_task(f"{path.name}: reading", total=size or None, rate=""),
-                                time.perf_counter())
+            self.tasks[path] = (self.bar.add_task(self._label(path, "read"), total=size or None, rate="",
+                                                  unit="bytes"), time.perf_counter())
         task, started = self.tasks[path]
         elapsed = time.perf_counter() - started
         rate = f"{events:,} events, {events / elapsed:,.0f}/s" if elapsed > 0 and events else ""
-        self.bar.update(task, completed=done_bytes, rate=rate, description=f"{path.name}: {_STAGES.get(stage, stage)}")
+        self.bar.update(task, completed=done_bytes, rate=rate, description=self._label(path, stage))
+
+    def _label(self, path: Path, stage: str) -> str:
+        """The file's name and stage, the name cut in the middle to leave the bar, the amount, the
+        rate and the time one line (about 75 characters) of the terminal's width."""
+        stage = _STAGES.get(stage, stage)
+        room = max(12, self.console.width - 75 - len(stage) - 2)
+        name = path.name if len(path.name) <= room else path.name[:room // 2 - 1] + "…" + path.name[-(room - room // 2):]
+        return f"{name}: {stage}"
 
     def landed(self, outcome) -> None:
         """A file is done: its line goes, and what the summary does not say is said (a skip, events
@@ -224,6 +234,25 @@ class _LoadProgress:
         task = self.tasks.pop(path, None)
         if task is not None and self.bar is not None:
             self.bar.remove_task(task[0])
+
+
+def _amount_column():
+    """A progress column showing a task's amount in its unit: files as "3/8 files", bytes as rich's
+    download column does ("12.3/64.0 MB")."""
+    from rich.progress import DownloadColumn, ProgressColumn
+    from rich.text import Text
+
+    class Amount(ProgressColumn):
+        def __init__(self):
+            super().__init__()
+            self.download = DownloadColumn()
+
+        def render(self, task):
+            if task.fields.get("unit") == "files":
+                return Text(f"{int(task.completed)}/{int(task.total or 0)} files", style="progress.download")
+            return self.download.render(task)
+
+    return Amount()
 
 
 def _report_outcome(o) -> None:
@@ -492,7 +521,7 @@ def _render_bounded(columns, rows, fmt: Format, title, formats, totals, notes, b
 
 rules_app = typer.Typer(help="Kernel classification rules, annotation patterns and step frame patterns: list, "
                              "add your own, remove.",
-                        no_args_is_help=False, invoke_without_command=True)
+                        no_args_is_help=False, invoke_without_command=True, rich_markup_mode=None)
 app.add_typer(rules_app, name="rules")
 
 

@@ -14,9 +14,11 @@ from html import escape
 from typing import Any, Sequence
 
 from . import names
-from .render import by_trace, column_totals, display
+from .render import by_trace, column_totals, column_unit, display, in_unit
 
 MAX_BARS = 40
+# Characters of a kernel name shown in a table cell (the whole name is its title, on hover).
+KERNEL_CHARS = 64
 COLORS = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948")
 ROW_H, BAR_GAP, LABEL_W, PLOT_W, VALUE_W = 22, 4, 260, 520, 110
 
@@ -26,6 +28,7 @@ h1 { font-size: 1.5em; margin-bottom: 0.2em; } h2 { font-size: 1.2em; margin-top
 p.meta { color: #666; margin-top: 0; }
 table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 13px; }
 th, td { padding: 3px 8px; border-bottom: 1px solid #ddd; text-align: left; vertical-align: top; }
+td { max-width: 36em; overflow-wrap: anywhere; } td span[title] { cursor: help; }
 th { background: #f4f4f4; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.total td { font-weight: bold; border-top: 2px solid #999; }
 ul.notes { color: #444; } figure { margin: 1em 0; } figcaption { font-weight: 600; margin-bottom: 0.3em; }
@@ -133,19 +136,36 @@ def stacked_chart(title: str, labels: Sequence[str], series: dict[str, Sequence[
 
 def _table(columns: Sequence[str], rows: Sequence[Sequence[Any]], formats: dict[str, str],
            totals: Sequence[str], notes: Sequence[str]) -> str:
+    """A table as a person reads it: each duration, size or percentage column headed by its unit
+    (a_total µs) over plain numbers, as the terminal table does; kernel names shortened (the whole
+    name on hover)."""
     shown = [c for c in columns if c not in notes]
     at = [columns.index(c) for c in shown]
     names.prepare_columns(columns, rows, formats)
     numeric = {c for c in shown if formats.get(c, "text") not in ("text",)}
-    out = ["<table>", "<thead><tr>" + "".join(f"<th>{escape(c)}</th>" for c in shown) + "</tr></thead>", "<tbody>"]
+    sums = column_totals(columns, rows, totals) if rows and any(c in totals for c in shown) else None
+    units = {c: column_unit(c, [r[i] for r in rows] + ([sums[i]] if sums else []), formats.get(c))
+             for c, i in zip(shown, at)}
+
+    def cell(c: str, value: Any) -> str:
+        if value is None:
+            return ""
+        if units[c]:
+            return escape(in_unit(value, units[c][1], units[c][2]))
+        if formats.get(c) == "kernel" and isinstance(value, str):
+            whole = display(c, value, "kernel")
+            short = names.short_list(value, KERNEL_CHARS)
+            return f'<span title="{escape(whole)}">{escape(short)}</span>' if short != whole else escape(whole)
+        return escape(display(c, value, formats.get(c)))
+
+    head = "".join(f"<th>{escape(units[c][0] if units[c] else c)}</th>" for c in shown)
+    out = ["<table>", f"<thead><tr>{head}</tr></thead>", "<tbody>"]
     for row in rows:
-        cells = "".join(f'<td{" class=num" if c in numeric else ""}>{escape(display(c, row[i], formats.get(c)))}</td>'
-                        for c, i in zip(shown, at))
+        cells = "".join(f'<td{" class=num" if c in numeric else ""}>{cell(c, row[i])}</td>' for c, i in zip(shown, at))
         out.append(f"<tr>{cells}</tr>")
-    if rows and any(c in totals for c in shown):
-        sums = column_totals(columns, rows, totals)
+    if sums:
         cells = "".join(f'<td{" class=num" if c in numeric else ""}>'
-                        f'{escape(display(c, sums[i], formats.get(c)) if sums[i] is not None else ("total" if n == 0 else ""))}</td>'
+                        f'{cell(c, sums[i]) if sums[i] is not None else ("total" if n == 0 else "")}</td>'
                         for n, (c, i) in enumerate(zip(shown, at)))
         out.append(f'<tr class="total">{cells}</tr>')
     out.append("</tbody></table>")

@@ -2,9 +2,11 @@
 
 ROCm traces often carry kernels as mangled symbols (`_ZN4vllm18act_and_mul_kernelI...`) where
 CUPTI writes them demangled (`void vllm::act_and_mul_kernel<...>(...)`). The demangling is the C++
-runtime's own `__cxa_demangle` (libstdc++, or libc++ on macOS), and for the names it cannot read
-(an older runtime than the compiler that built the kernel), binutils' c++filt when installed; so
-one operation reads the same on both vendors. A name neither can read is shown as written.
+runtime's own `__cxa_demangle` (libstdc++, or libc++ on macOS); for the names it cannot read (an
+older runtime than the compiler that built the kernel: GCC 12 reads no `Tn` template parameter
+declaration), LLVM's demangler (the pycxxfilt package, which ships LLVM's sources, so it reads what
+the newest Clang writes), then binutils' c++filt when installed; so one operation reads the same on
+both vendors. A name none can read is shown as written.
 
 Only display uses this: the database, csv and json keep every name exactly as the trace wrote it.
 """
@@ -84,12 +86,25 @@ def _cxxfilt(mangled: list[str]) -> dict[str, str]:
     return {}
 
 
+def _llvm_demangle(name: str) -> str | None:
+    """LLVM's Itanium demangler (pycxxfilt), or None when it cannot read the name or is not
+    installed (it needs Python 3.11)."""
+    try:
+        import pycxxfilt
+    except ImportError:
+        return None
+    try:
+        return pycxxfilt.itanium_demangle(name)
+    except (ValueError, TypeError):
+        return None
+
+
 def prepare(names: Iterable[str]) -> None:
-    """Demangle many names at once (a table's kernel column): the runtime first, then one c++filt
-    call for the names it could not read."""
+    """Demangle many names at once (a table's kernel column): the runtime first, then LLVM's
+    demangler, then one c++filt call for the names neither could read."""
     left = []
     for name in {n for n in names if isinstance(n, str) and n.startswith("_Z") and n not in _DEMANGLED}:
-        readable = _runtime_demangle(name)
+        readable = _runtime_demangle(name) or _llvm_demangle(name)
         if readable is None:
             left.append(name)
         else:
@@ -177,14 +192,27 @@ def _collapse_templates(text: str, keep_depth: int) -> str:
 def short(name: str, width: int = 48) -> str:
     """A kernel name in at most `width` characters: demangled, without return type, parameters and
     the namespaces of its template arguments; nested template arguments collapsed until it fits,
-    else cut with `…`."""
+    else cut with `…`: a template at its end, a flat generated name in the middle (its end kept)."""
     text = demangle(name).strip().replace("(anonymous namespace)::", "")
     text = _unqualify_arguments(_strip_signature(text)) or name
     for depth in (2, 1):
         if len(text) <= width:
             break
         text = _collapse_templates(text, depth)
-    return text if len(text) <= width else text[:width - 1] + "…"
+    if len(text) <= width:
+        return text
+    # a template's name leads (the function, then its arguments); a flat generated name
+    # (Cijk_..._MT128x128x64_..., sm90_xmma_..._tilesize128x256x64_...) ends in what tells it apart
+    return text[:width - 1] + "…" if "<" in text else middle_cut(text, width)
+
+
+def middle_cut(text: str, width: int) -> str:
+    """text in at most `width` characters, cut in the middle: the end often tells names apart
+    (the tile suffix of sm90_xmma_gemm_..._tilesize128x256x64_..., a file's extension)."""
+    if len(text) <= width:
+        return text
+    tail = (width - 1) // 2
+    return text[:width - 1 - tail] + "…" + text[len(text) - tail:]
 
 
 _SHARE = re.compile(r"^(.*?)( \(\d+%\))?$")

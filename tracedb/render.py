@@ -221,7 +221,7 @@ def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: Format | 
     fits = True  # False: the other columns alone overflow the console (--wide), so they wrap
     if fmt is Format.table:
         kernel_width, fits = _kernel_budget(columns, headers, rows, formats, cell, total_row,
-                                            _width(out) or Console(file=out).width)
+                                            _width(out) or Console(file=out, force_jupyter=False).width)
     cells = [[cell(i, v) for i, v in enumerate(row)] for row in rows]
     total_cells = [cell(i, v) if v is not None else "" for i, v in enumerate(total_row)] if total_row else None
     if total_cells:
@@ -236,7 +236,8 @@ def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: Format | 
             out.write("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in row) + " |\n")
         out.write("\n")  # a table ends at a blank line: the next title must not join it
         return
-    console = Console(file=out, soft_wrap=False, width=_width(out))
+    # force_jupyter False: in a notebook rich would display the table itself, beside the cell's result
+    console = Console(file=out, soft_wrap=False, width=_width(out), force_jupyter=False)
     if title:  # above the table, not in it: a narrow table must not fold its title into lines
         console.print(title, highlight=False, markup=False)
     table = Table(box=box.SIMPLE_HEAVY, show_lines=False, show_footer=bool(total_cells))

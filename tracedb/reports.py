@@ -348,6 +348,23 @@ def check_phase(con: duckdb.DuckDBPyConnection, trace: Any, phase: str | None) -
         raise TracedbError(f"{name}: no kernel has phase {phase!r}; its phases: {', '.join(phases)}")
 
 
+def check_key(con: duckdb.DuckDBPyConnection, values: dict[str, Any]) -> None:
+    """A report ordering traces by a key (trend's -p key=NAME): a TracedbError listing the keys the
+    traces have, when none of them has that one (a typo would order by nothing)."""
+    key, wanted = values.get("key"), values.get("traces")
+    if key is None or "traces" not in values:
+        return
+    chosen = "SELECT trace_id FROM chosen_traces(?)" if wanted else "SELECT trace_id FROM traces"
+    args = [list(wanted)] if wanted else []
+    if con.execute(f"SELECT count(*) FROM ({chosen}) c WHERE trace_key(c.trace_id, ?) IS NOT NULL",
+                   [*args, key]).fetchone()[0]:
+        return
+    keys = [k for (k,) in con.execute(
+        f"SELECT DISTINCT key FROM (SELECT trace_id, key FROM trace_params UNION ALL "
+        f"SELECT trace_id, key FROM trace_metadata) WHERE trace_id IN ({chosen}) ORDER BY key", args).fetchall()]
+    raise TracedbError(f"no trace has the key {key!r}; the keys they have: {', '.join(keys) or 'none'}")
+
+
 def check_trace(con: duckdb.DuckDBPyConnection, trace: str | None) -> None:
     if trace is None:
         return

@@ -51,7 +51,8 @@ WHERE f.trace_id = $trace_id AND p.trace_id = $trace_id AND p.kernel_id = f.kern
 
 -- layers are cut from the operations and phases just stored
 UPDATE kernel_facts f
-SET forward_pass = l.forward_pass, layer = l.layer, position = l.position
+SET forward_pass = l.forward_pass, layer = l.layer, position = l.position,
+    layer_source = l.layer_source, layer_module = l.layer_module
 FROM _kernel_layers_live l
 WHERE f.trace_id = $trace_id AND l.trace_id = $trace_id AND l.kernel_id = f.kernel_id;
 

@@ -24,7 +24,9 @@ FROM (
 );
 
 -- Platform: the runtime the profiler recorded (roctracer/HIP versions, hip* calls or a warp size of
--- 64 mean AMD; CUPTI/CUDA versions, cuda*/cu* calls mean NVIDIA); CPU when there is no GPU activity.
+-- 64 mean AMD; CUPTI/CUDA versions, cuda*/cu* calls mean NVIDIA; mtia_runtime calls or an MTIA
+-- device mean MTIA; xpu_runtime/xpu_driver calls or an Intel device mean Intel); CPU when there is
+-- no device activity.
 UPDATE traces SET
     platform = CASE
         WHEN EXISTS (SELECT 1 FROM trace_metadata m WHERE m.trace_id = $trace_id
@@ -39,6 +41,12 @@ UPDATE traces SET
           OR EXISTS (SELECT 1 FROM runtime_calls r WHERE r.trace_id = $trace_id
                      AND (r.name LIKE 'cuda%' OR r.name LIKE 'cu%'))
             THEN 'NVIDIA'
+        WHEN EXISTS (SELECT 1 FROM runtime_calls r WHERE r.trace_id = $trace_id AND r.cat = 'mtia_runtime')
+          OR EXISTS (SELECT 1 FROM devices d WHERE d.trace_id = $trace_id AND d.name ILIKE '%MTIA%')
+            THEN 'MTIA'
+        WHEN EXISTS (SELECT 1 FROM runtime_calls r WHERE r.trace_id = $trace_id AND r.cat IN ('xpu_runtime', 'xpu_driver'))
+          OR EXISTS (SELECT 1 FROM devices d WHERE d.trace_id = $trace_id AND d.name ILIKE '%Intel%')
+            THEN 'Intel'
         WHEN NOT EXISTS (SELECT 1 FROM kernels k WHERE k.trace_id = $trace_id)
          AND NOT EXISTS (SELECT 1 FROM memory_ops o WHERE o.trace_id = $trace_id)
             THEN 'CPU'

@@ -21,8 +21,12 @@ SELECT $trace_id, event_id, name, ts_ns, dur_ns, pid, tid,
        a.correlation, a."External id", a.stream, a.device, a.context, a.queued, a.grid, a.block,
        a."registers per thread", a."shared memory", a."blocks per SM", a."warps per SM",
        a."est. achieved occupancy %", a.kind, args,
-       _extra(rest,
+       -- a device event of another category than kernel (mtia_ccp_events) keeps it in extra
+       CASE WHEN cat = 'kernel' THEN _extra(rest,
            '{"ts": null, "dur": null, "args": null, "ph": null, "cat": null, "name": null, "pid": null, "tid": null}')
+       ELSE json_merge_patch(coalesce(_extra(rest,
+           '{"ts": null, "dur": null, "args": null, "ph": null, "cat": null, "name": null, "pid": null, "tid": null}'),
+           '{}'), json_object('cat', cat)) END
 FROM (
     SELECT *, json_transform(args, '{"correlation": "BIGINT", "External id": "BIGINT", "stream": "BIGINT",
         "device": "BIGINT", "context": "BIGINT", "queued": "BIGINT", "grid": "INTEGER[]", "block": "INTEGER[]",

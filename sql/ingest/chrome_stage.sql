@@ -28,17 +28,27 @@
 --             ignored in it), else NULL
 --   dest      the event table the event goes to
 
--- The event table of an event. X events by category (kernel, gpu_memcpy/gpu_memset,
--- cuda_runtime/cuda_driver, cpu_op, python_function, user_annotation/gpu_user_annotation); s/t/f
--- flows, i/I instants, C counters, M metadata; everything else to other_events.
+-- The event table of an event. X events by category, as Kineto's activity types name them: a
+-- device's work (kernel; mtia_ccp_events, an MTIA device's events) to kernels, gpu_memcpy and
+-- gpu_memset to memory_ops, the runtime and driver calls of every device (cuda_runtime,
+-- cuda_driver, mtia_runtime, xpu_runtime, xpu_driver, privateuse1_runtime, privateuse1_driver,
+-- glow_runtime) to runtime_calls, cpu_op, python_function, user_annotation/gpu_user_annotation;
+-- s/t/f flows, i/I instants, C counters, M metadata; everything else to other_events.
 CREATE OR REPLACE TEMP MACRO _dest(ph, cat) AS
     CASE
         WHEN ph = 'X' THEN CASE cat
             WHEN 'kernel' THEN 'kernels'
+            WHEN 'mtia_ccp_events' THEN 'kernels'
             WHEN 'gpu_memcpy' THEN 'memory_ops'
             WHEN 'gpu_memset' THEN 'memory_ops'
             WHEN 'cuda_runtime' THEN 'runtime_calls'
             WHEN 'cuda_driver' THEN 'runtime_calls'
+            WHEN 'mtia_runtime' THEN 'runtime_calls'
+            WHEN 'xpu_runtime' THEN 'runtime_calls'
+            WHEN 'xpu_driver' THEN 'runtime_calls'
+            WHEN 'privateuse1_runtime' THEN 'runtime_calls'
+            WHEN 'privateuse1_driver' THEN 'runtime_calls'
+            WHEN 'glow_runtime' THEN 'runtime_calls'
             WHEN 'cpu_op' THEN 'cpu_ops'
             WHEN 'python_function' THEN 'python_functions'
             WHEN 'user_annotation' THEN 'annotations'

@@ -21,7 +21,7 @@ CREATE OR REPLACE MACRO _in_scope(t) AS t = coalesce(getvariable('tracedb_scope'
 --   tid         thread field as text
 --   args        all args as JSON
 CREATE OR REPLACE VIEW all_events AS
-SELECT trace_id, kernel_id AS event_id, 'kernels' AS table_name, 'X' AS ph, 'kernel' AS cat, name,
+SELECT trace_id, kernel_id AS event_id, 'kernels' AS table_name, 'X' AS ph, coalesce(extra ->> 'cat', 'kernel') AS cat, name,
        ts_ns, dur_ns, pid, tid, args FROM kernels
 UNION ALL
 SELECT trace_id, event_id, 'memory_ops', 'X', cat, name, ts_ns, dur_ns, pid, tid, args FROM memory_ops
