@@ -209,3 +209,75 @@ def test_load_progress_counts_files_and_fits_one_line(tmp_path):
     file_line = next(line for line in lines if "reading" in line)
     assert "h100_x" in file_line and "x_end.json" in file_line and "…" in file_line
     assert len(lines) == 2 and all(len(line) <= 120 for line in lines)
+
+
+UNIT_WORD = r"(ns|µs|ms|s|B|KiB|MiB|GiB|%)"
+KINETO_REPORTS = ["alignment", "collectives", "compare", "compare-many", "fusion", "gaps", "kernels", "layers", "ops",
+                  "phases", "same-kernels", "stacks", "summary", "timeline", "trend"]
+
+
+def _shown_headers(report_name: str, section: str) -> list[str]:
+    from tracedb import reports
+
+    sec = next(s for s in reports.get(report_name).sections if s.name == section)
+    return [c.name for c in sec.columns.values() if not c.wide and not c.json_only and not c.note]
+
+
+@pytest.mark.parametrize("report", KINETO_REPORTS)
+def test_every_report_reads_at_120_columns(vendor_pairs, report):
+    """Every line within 120 characters, every header whole (or named as left out), and the A/B
+    columns of one quantity in one unit."""
+    import re
+
+    from tracedb import reports
+
+    a, b = PAIRS[0]
+    args = ["--trace", a] + (["--vs", b] if reports.get(report).compares or report == "compare-many" else [])
+    if report == "trend":
+        args = ["--trace", "*bert*"]
+    proc = run_cli("report", report, *args, db=vendor_pairs, env={"COLUMNS": "120"}, check=True)
+    lines = proc.stdout.splitlines()
+    assert not [line for line in lines if len(line.rstrip()) > 120], report
+    data = json.loads(run_cli("report", report, *args, "--format", "json", db=vendor_pairs, check=True).stdout)
+    sections = data if isinstance(data, dict) else {"main": data}
+    for section, rows in sections.items():
+        if not rows:
+            continue
+        for column in _shown_headers(report, section):
+            if column == "trace" or column not in rows[0]:
+                continue  # one table per trace, titled by it
+            base = re.sub(r"_(ns|pct|bytes)$", "", column)
+            shown = re.search(rf"(^|\s){re.escape(base)}( {UNIT_WORD})?(\s|$)", proc.stdout, re.M)
+            left_out = re.search(rf"left out to fit 120 columns: [^(]*\b{re.escape(column)}\b", proc.stdout)
+            assert shown or left_out, (report, section, column)
+    for quantity in ("total", "avg", "ns"):
+        units = {side: re.findall(rf"\b{side}_{quantity} {UNIT_WORD}", proc.stdout) for side in "ab"}
+        for a_unit, b_unit in zip(units["a"], units["b"]):
+            assert a_unit == b_unit, (report, quantity, units)
+
+
+def test_ls_stacks_and_long_names_read_at_120_columns(tmp_path):
+    """ls and stacks one line per row at 120 columns; kernel names of 200 characters that differ at
+    their end stay told apart."""
+    from tracedb.testing import KinetoTrace
+
+    b = KinetoTrace()
+    stem = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_" + "x" * 150
+    for i, tile in enumerate(("tilesize128x128x64_kernel", "tilesize128x256x64_kernel", "tilesize64x64x64_kernel")):
+        b.kernel(stem + tile, 10 * i, 100 + 10 * i)
+    db = tmp_path / "t.duckdb"
+    long_name = "a_trace_named_at_length_" + "y" * 60
+    run_cli("load", b.write(tmp_path / "long.json"), "--name", long_name, db=db, check=True)
+    run_cli("load", FIXTURES / "kineto" / "h100_bert-small.json.gz", db=db, check=True)
+    kernels = run_cli("report", "kernels", "--trace", long_name, db=db, env={"COLUMNS": "120"}, check=True).stdout
+    body = _table_bodies(kernels)
+    assert len(body) == 3 and all(len(line.rstrip()) <= 120 for line in kernels.splitlines())
+    names_shown = {line.split()[0] for line in body}
+    assert len(names_shown) == 3 and all("…" in n for n in names_shown)
+    for command in (["ls"], ["report", "stacks", "--trace", "h100_bert-small"]):
+        out = run_cli(*command, db=db, env={"COLUMNS": "120"}, check=True).stdout
+        assert all(len(line.rstrip()) <= 120 for line in out.splitlines()), command
+        traces = 2 if command == ["ls"] else 7  # a row per trace; a row per operation of BERT-small
+        assert len(_table_bodies(out)) == traces, (command, out)
+    wide = run_cli("ls", "--wide", db=db, env={"COLUMNS": "120"}, check=True).stdout
+    assert "source_path" in wide and long_name in wide  # every column whole, however wide

@@ -120,7 +120,8 @@ class Result:
         """The table as the command line prints it (table, csv, json or markdown)."""
         out = _Text(width)
         r = self.shown(fmt, wide)
-        render(r.columns, r.rows, fmt, title=r.title, out=out, formats=r.formats, totals=r.totals, notes=r.notes)
+        render(r.columns, r.rows, fmt, title=r.title, out=out, formats=r.formats, totals=r.totals, notes=r.notes,
+               wide=wide)
         return out.getvalue()
 
     def to_markdown(self) -> str:

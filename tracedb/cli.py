@@ -50,6 +50,8 @@ def say(message: str) -> None:
 DbOption = Annotated[Optional[Path], typer.Option(
     "--db", help="Database file (default: $TRACEDB_DB or ./tracedb.duckdb).", show_default=False)]
 FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+WideOption = Annotated[bool, typer.Option("--wide", help="A table shows every column at its full width, however "
+                                                         "wide the lines (else it fits the terminal).")]
 RulesOption = Annotated[Optional[Path], typer.Option(
     "--rules", help="Your own kernel rules or annotation patterns CSV, stored in the database and tried "
                     "before the built-in ones (see: tracedb rules --help).", show_default=False)]
@@ -283,14 +285,14 @@ def export(
 
 
 @app.command("ls")
-def list_traces(db: DbOption = None, fmt: FormatOption = Format.table) -> None:
+def list_traces(db: DbOption = None, fmt: FormatOption = Format.table, wide: WideOption = False) -> None:
     """List the loaded traces."""
     with api.connect(_db_path(db)) as database:
-        _show(database.traces(), fmt)
+        _show(database.traces(), fmt, wide)
 
 
-def _show(result: "api.Result", fmt: Format) -> None:
-    render(result.columns, result.rows, fmt, title=result.title)
+def _show(result: "api.Result", fmt: Format, wide: bool = False) -> None:
+    render(result.columns, result.rows, fmt, title=result.title, wide=wide)
 
 
 @app.command("rm")
@@ -312,6 +314,7 @@ def run_sql(
                                          show_default=False)],
     db: DbOption = None,
     fmt: FormatOption = Format.table,
+    wide: WideOption = False,
 ) -> None:
     """Run a SQL query and print its rows. The query reads the database and nothing else: it cannot
     write (the file is open read-only), read or write other files (COPY ... TO, EXPORT DATABASE,
@@ -321,7 +324,7 @@ def run_sql(
         database.lock_down()
         result = database.sql(query)
     if result.columns:
-        _show(result, fmt)
+        _show(result, fmt, wide)
 
 
 @app.command("schema")
@@ -491,7 +494,8 @@ def _print_report(result: "api.ReportResult", fmt: Format, wide: bool = False, b
         typer.echo(to_json({name: r.records() for name, r in result.sections.items()}))
         return
     for r in result.sections.values():
-        _print_section(r.shown(fmt, wide), fmt, bounded and fmt is Format.table, by_side=result.labels is None)
+        _print_section(r.shown(fmt, wide), fmt, bounded and fmt is Format.table, by_side=result.labels is None,
+                       wide=wide)
 
 
 # Rows of one table a terminal shows when no --limit is given; the rest are counted, not printed
@@ -499,22 +503,23 @@ def _print_report(result: "api.ReportResult", fmt: Format, wide: bool = False, b
 TERMINAL_ROWS = 40
 
 
-def _print_section(r: "api.Result", fmt: Format, bounded: bool, by_side: bool) -> None:
+def _print_section(r: "api.Result", fmt: Format, bounded: bool, by_side: bool, wide: bool = False) -> None:
     if fmt in (Format.csv, Format.json) or not by_side or "trace" not in r.columns or not r.rows:
-        _render_bounded(r.columns, r.rows, fmt, r.title, r.formats, r.totals, r.notes, bounded)
+        _render_bounded(r.columns, r.rows, fmt, r.title, r.formats, r.totals, r.notes, bounded, wide)
         return
     shown, groups = by_trace(r.columns, r.rows)
     title = r.title.split(": ", 1)[0]  # the report and section; the trace replaces the summary
     for trace_name, group in groups.items():
-        _render_bounded(shown, group, fmt, f"{title} — {trace_name}", r.formats, r.totals, r.notes, bounded)
+        _render_bounded(shown, group, fmt, f"{title} — {trace_name}", r.formats, r.totals, r.notes, bounded, wide)
 
 
-def _render_bounded(columns, rows, fmt: Format, title, formats, totals, notes, bounded: bool) -> None:
+def _render_bounded(columns, rows, fmt: Format, title, formats, totals, notes, bounded: bool,
+                    wide: bool = False) -> None:
     if not bounded or len(rows) <= TERMINAL_ROWS:
-        render(columns, rows, fmt, title=title, formats=formats, totals=totals, notes=notes)
+        render(columns, rows, fmt, title=title, formats=formats, totals=totals, notes=notes, wide=wide)
         return
     render(columns, rows[:TERMINAL_ROWS], fmt, title=title, formats=formats, totals=totals, notes=notes,
-           total_rows=rows, total_label=f"total of {len(rows):,}")
+           total_rows=rows, total_label=f"total of {len(rows):,}", wide=wide)
     typer.echo(f"  {len(rows) - TERMINAL_ROWS:,} more rows not shown: --limit N shows N, "
                "--format csv or json all of them\n")
 

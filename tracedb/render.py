@@ -169,11 +169,12 @@ def _is_number(value: Any) -> bool:
 def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: Format | str = Format.table,
            *, title: str | None = None, out=None, formats: dict[str, str] | None = None,
            totals: Sequence[str] = (), notes: Sequence[str] = (), total_rows: Sequence[Sequence[Any]] | None = None,
-           total_label: str = "total") -> None:
+           total_label: str = "total", wide: bool = False) -> None:
     """Print rows. formats maps columns to display formats (see display); totals names the
     columns summed in a totals row (over total_rows when given: the rows a bounded view left out
     count too); notes names sentence columns printed under the table, each beside its row's first
-    cell (table and markdown only: machine formats keep raw rows)."""
+    cell (table and markdown only: machine formats keep raw rows). A table fits the terminal's
+    width (see fit_columns); wide: every column whole, however wide the lines."""
     out = out or sys.stdout
     fmt = Format(fmt)
     if fmt is Format.html:
@@ -186,7 +187,7 @@ def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: Format | 
         render([columns[i] for i in keep], [[row[i] for i in keep] for row in rows], fmt, title=title, out=out,
                formats=formats, totals=totals,
                total_rows=None if total_rows is None else [[row[i] for i in keep] for row in total_rows],
-               total_label=total_label)
+               total_label=total_label, wide=wide)
         for line in lines:
             out.write(("- " if fmt is Format.markdown else "  ") + line + "\n")
         if lines:
@@ -206,28 +207,27 @@ def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: Format | 
     if total_row and all(v is None for v in total_row):
         total_row = None  # the summed columns are not shown
     names.prepare_columns(columns, rows, formats)
-    units = {i: column_unit(c, [r[i] for r in rows], formats.get(c)) for i, c in enumerate(columns)}
+    units = shared_units(columns, [*rows, *([total_row] if total_row else [])], formats)
     headers = [units[i][0] if units[i] else c for i, c in enumerate(columns)]
+    kernel = [formats.get(c) == "kernel" for c in columns]
 
-    def cell(i: int, value: Any) -> str:
-        if units[i] and value is not None:
+    def cell(i: int, value: Any, width: int | None = None) -> str:
+        """A value's text; width: the room it has in a table (a longer text is cut to it)."""
+        if value is None:
+            return ""
+        if units[i]:
             return in_unit(value, units[i][1], units[i][2])
+        if kernel[i] and fmt is Format.table:  # a list of names: up to KERNEL_WIDTH each
+            return names.short_list(str(value), width or KERNEL_WIDTH * len(str(value).split("; ")))
         text = display(columns[i], value, formats.get(columns[i]))
-        if formats.get(columns[i]) == "kernel" and fmt is Format.table and value is not None:
-            return names.short_list(str(value), kernel_width)
-        return text
+        return text if width is None else names.middle_cut(text.replace("\n", " "), width)
 
-    kernel_width = KERNEL_WIDTH
-    fits = True  # False: the other columns alone overflow the console (--wide), so they wrap
-    if fmt is Format.table:
-        kernel_width, fits = _kernel_budget(columns, headers, rows, formats, cell, total_row,
-                                            _width(out) or Console(file=out, force_jupyter=False).width)
-    cells = [[cell(i, v) for i, v in enumerate(row)] for row in rows]
-    total_cells = [cell(i, v) if v is not None else "" for i, v in enumerate(total_row)] if total_row else None
-    if total_cells:
-        total_cells[0] = total_cells[0] or total_label
     numeric = [any(_is_number(r[i]) for r in rows) for i in range(len(columns))]
     if fmt is Format.markdown:
+        cells = [[cell(i, v) for i, v in enumerate(row)] for row in rows]
+        total_cells = [cell(i, v) for i, v in enumerate(total_row)] if total_row else None
+        if total_cells:
+            total_cells[0] = total_cells[0] or total_label
         if title:
             out.write(f"**{title}**\n\n")
         out.write("| " + " | ".join(headers) + " |\n")
@@ -236,39 +236,110 @@ def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: Format | 
             out.write("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in row) + " |\n")
         out.write("\n")  # a table ends at a blank line: the next title must not join it
         return
+    # Every row one line, every header whole: long texts (kernel names, paths, stacks) are cut to
+    # the room the others leave; what still does not fit is left out, and a line names it. --wide
+    # keeps every column at its full width, however wide the lines.
+    width = _width(out) or Console(file=out, force_jupyter=False).width
+    full = [[cell(i, v) for i, v in enumerate(row)] for row in rows]
+    total_full = [cell(i, v) if v is not None else "" for i, v in enumerate(total_row)] if total_row else None
+    if total_full:
+        total_full[0] = total_full[0] or total_label
+    natural = [max([len(headers[i]), *(len(r[i]) for r in full), len(total_full[i]) if total_full else 0])
+               for i in range(len(columns))]
+    cuttable = [kernel[i] or (not numeric[i] and natural[i] > MIN_CUT) for i in range(len(columns))]
+    # a last column of text (a description, a note, a path) folds into lines rather than being cut
+    last = len(columns) - 1
+    fold = last if columns and cuttable[last] and not kernel[last] else None
+    floors = [max(FOLD_MIN if i == fold else MIN_CUT, len(headers[i])) if cuttable[i] else natural[i]
+              for i in range(len(columns))]
+    floors = [min(f, n) for f, n in zip(floors, natural)]
+    widths, dropped = fit_columns(natural, floors, width, keep_all=wide)
+    shown = [i for i in range(len(columns)) if i not in dropped]
+    if fold in shown:  # the room left goes to the folding column
+        room = width - 3 * len(shown) - 1 - sum(widths[i] for i in shown)
+        widths[fold] = min(natural[fold], widths[fold] + max(0, room))
+    cells = [[full[n][i] if i == fold or not (widths[i] < natural[i] or kernel[i]) else cell(i, row[i], widths[i])
+              for i in shown] for n, row in enumerate(rows)]
+    total_cells = [total_full[i] for i in shown] if total_full else None
     # force_jupyter False: in a notebook rich would display the table itself, beside the cell's result
-    console = Console(file=out, soft_wrap=False, width=_width(out), force_jupyter=False)
+    console = Console(file=out, soft_wrap=False, force_jupyter=False,
+                      width=max(width, sum(widths[i] for i in shown) + 3 * len(shown) + 1))
     if title:  # above the table, not in it: a narrow table must not fold its title into lines
         console.print(title, highlight=False, markup=False)
     table = Table(box=box.SIMPLE_HEAVY, show_lines=False, show_footer=bool(total_cells))
-    one_line = fits and any(formats.get(c) == "kernel" for c in columns)
-    for i, (name, is_num) in enumerate(zip(headers, numeric)):
-        # beside kernel names (cut to fit, whole in csv and json) every row stays one line
-        kernel = formats.get(columns[i]) == "kernel"
-        table.add_column(name, justify="right" if is_num else "left", overflow="ellipsis" if kernel else "fold",
-                         no_wrap=one_line, max_width=kernel_width if kernel else None,
-                         footer=total_cells[i] if total_cells else "")
+    for n, i in enumerate(shown):
+        table.add_column(headers[i], justify="right" if numeric[i] else "left",
+                         overflow="fold" if i == fold else "ellipsis", no_wrap=i != fold,
+                         min_width=widths[i], max_width=widths[i],
+                         footer=total_cells[n] if total_cells else "")
     for row in cells:
         table.add_row(*row)
     console.print(table)
     if not rows:
         console.print("(no rows)")
+    if dropped:
+        console.print(f"  left out to fit {width} columns: {', '.join(columns[i] for i in dropped)} "
+                      "(--wide, csv and json show every column)", highlight=False, markup=False)
 
 
-def _kernel_budget(columns, headers, rows, formats, cell, totals, width: int) -> int:
-    """Characters each kernel-name column gets so that a row fits the console's width (what the
-    other columns leave, shared: at least 16, at most KERNEL_WIDTH), and whether it fits at all."""
-    kernel_columns = [i for i, c in enumerate(columns) if formats.get(c) == "kernel"]
-    if not kernel_columns:
-        return KERNEL_WIDTH, True
-    used = 0
-    for i, header in enumerate(headers):
-        if i in kernel_columns:
-            continue
-        cells = [cell(i, r[i]) for r in rows[:200]] + ([cell(i, totals[i])] if totals and totals[i] is not None else [])
-        used += max([len(header)] + [len(c) for c in cells]) + 3  # padding and the gap between columns
-    share = (width - used - 3 * len(kernel_columns) - 2) // len(kernel_columns)
-    return max(16, min(KERNEL_WIDTH, share)), share >= 16
+# The least room a cut text keeps in a table, and a folding last column (a header keeps its own
+# length, whatever these say).
+MIN_CUT = 16
+FOLD_MIN = 32
+
+
+def fit_columns(natural: Sequence[int], floors: Sequence[int], width: int,
+                keep_all: bool = False) -> tuple[list[int], list[int]]:
+    """The width of each column of a table that must fit `width` characters (a rich table with
+    SIMPLE_HEAVY box: 3 characters per column and 1 more), and the columns left out: columns whose
+    floor is below their natural width are cut, the widest first, no lower than their floor; when
+    that is not enough, columns are left out from the right (never the first). keep_all: every
+    column at its natural width, however wide."""
+    n = len(natural)
+    if keep_all:
+        return list(natural), []
+    dropped: list[int] = []
+    while True:
+        shown = [i for i in range(n) if i not in dropped]
+        budget = width - 3 * len(shown) - 1
+        if sum(natural[i] for i in shown) <= budget:
+            return list(natural), dropped
+        if sum(floors[i] for i in shown) <= budget or len(shown) == 1:
+            return _cut_to(natural, floors, shown, budget), dropped
+        dropped.insert(0, shown[-1])  # the rightmost column still shown
+        dropped.sort()
+
+
+def _cut_to(natural, floors, shown, budget) -> list[int]:
+    """Natural widths with the cuttable columns capped at the largest cap that fits the budget."""
+    widths = list(natural)
+    fixed = sum(natural[i] for i in shown if floors[i] >= natural[i])
+    cut = [i for i in shown if floors[i] < natural[i]]
+    lo, hi = 0, max([natural[i] for i in cut], default=0)
+    while lo < hi:  # the largest cap c with sum(max(floor, min(natural, c))) within the budget
+        c = (lo + hi + 1) // 2
+        if fixed + sum(max(floors[i], min(natural[i], c)) for i in cut) <= budget:
+            lo = c
+        else:
+            hi = c - 1
+    for i in cut:
+        widths[i] = max(floors[i], min(natural[i], lo))
+    return widths
+
+
+def shared_units(columns: Sequence[str], rows: Sequence[Sequence[Any]], formats: dict[str, str]) -> dict:
+    """Each column's unit (column_unit), a pair of A/B columns (a_total_ns, b_total_ns) in one: the
+    larger's, so that the two read side by side."""
+    values = {c: [r[i] for r in rows] for i, c in enumerate(columns)}
+    out = {}
+    for i, c in enumerate(columns):
+        pooled = values[c]
+        if c[:2] in ("a_", "b_"):
+            other = ("b_" if c[:2] == "a_" else "a_") + c[2:]
+            if other in values and format_of(other, formats.get(other)) == format_of(c, formats.get(c)):
+                pooled = pooled + values[other]
+        out[i] = column_unit(c, pooled, formats.get(c))
+    return out
 
 
 def by_trace(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> tuple[list[str], dict[Any, list[tuple]]]:
