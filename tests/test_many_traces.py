@@ -98,3 +98,37 @@ def test_cli_and_html_bar_groups(three, tmp_path):
     script = run_cli("report", "compare", "--trace", "*bert*", "--show-sql", db=three).stdout
     assert "SET VARIABLE \"traces\" = ['*bert*'];" in script
     assert run_cli("report", "trend", db=three).returncode == 1
+
+
+def test_two_patterns_pair_the_traces_of_each_model(three):
+    """--trace 'h100_*' --vs 'mi300_*' pairs h100_X with mi300_X; each pair's operations are those of
+    compare on the pair; a trace with no partner is listed alone; --limit counts rows shown."""
+    with tracedb.connect(three) as db:
+        pairs = db.report("compare", trace="h100_*", vs="mi300_*")
+        assert pairs.report.name == "compare-pairs" and pairs.labels == ("h100_*", "mi300_*")
+        overview = {r["key"]: r for r in pairs.main.records()}
+        assert set(overview) == {"bert-small", "vllm_decode_hipgraph"}
+        assert overview["bert-small"]["paired"] == "both" and overview["vllm_decode_hipgraph"]["paired"] == "only B"
+        one = {r["op"]: r for r in db.report("compare", trace="h100_bert-small", vs="mi300_bert-small").main.records()}
+        ops = [r for r in pairs["ops"].records() if r["key"] == "bert-small"]
+        assert {r["op"] for r in ops} == set(one)
+        for r in ops:
+            mine = one[r["op"]]
+            assert (r["a_calls"], r["b_calls"], r["a_total_ns"], r["b_total_ns"]) == \
+                (mine["a_calls"], mine["b_calls"], mine["a_total_ns"], mine["b_total_ns"])
+            assert r["ratio"] == pytest.approx(mine["ratio"])
+        assert overview["bert-small"]["gap_ns"] == sum(r["gap_ns"] for r in ops)
+        limited = db.report("compare", trace="h100_*", vs="mi300_*", limit=3)
+        assert len(limited["ops"].rows) == 3 and len(limited.main.rows) == 2
+        with pytest.raises(TracedbError, match="no trace matches 'a100_\\*'"):
+            db.report("compare", trace="a100_*", vs="mi300_*")
+    text = run_cli("report", "compare", "--trace", "h100_*", "--vs", "mi300_*", "--limit", "3", db=three,
+                   env={"COLUMNS": "120"}, check=True).stdout
+    assert "A: h100_*  vs  B: mi300_*" in text
+
+
+def test_glob_part(three):
+    with tracedb.connect(three) as db:
+        got = db.sql("SELECT glob_part('h100_bert-small', 'h100_*'), glob_part('h100_a.b_x', 'h100_*_?'), "
+                     "glob_part('mi300_x', 'h100_*')").rows[0]
+    assert got == ("bert-small", "a.bx", None)

@@ -14,7 +14,7 @@ from tracedb import reports
 REPORTS = ["kernels", "layers", "ops", "phases", "stacks", "summary", "timeline"]  # one trace, or every trace
 FINDINGS = ["collectives", "gaps"]  # rows only for the traces that have some (tests/test_timeline.py)  # one trace, or every trace
 COMPARISONS = ["alignment", "compare", "fusion", "same-kernels"]  # two traces: --trace A --vs B
-MANY = ["compare-many", "trend"]  # many traces: --trace A --vs B --vs C, or --trace 'PATTERN'
+MANY = ["compare-many", "compare-pairs", "trend"]  # many traces: --trace A --vs B --vs C, or --trace 'PATTERN'
 AIE = ["aie-iterations", "aie-summary"]  # mlir-aie traces (tests/test_aie.py)
 TENSORCAST = ["tc-vs-prof"]  # TensorCast against an Ascend profile (tests/test_ascend.py)
 BY_NAME = {p.name.split(".")[0]: p for p in KINETO}
@@ -85,7 +85,7 @@ def test_fixture_phases_and_graph_replay(ro):
 
 def test_reports_are_listed():
     assert sorted(reports.available()) == sorted(REPORTS + FINDINGS + COMPARISONS + MANY + AIE + TENSORCAST)
-    assert sorted(r.name for r in reports.available().values() if r.compares) == COMPARISONS + TENSORCAST
+    assert sorted(r.name for r in reports.available().values() if r.compares) == sorted(COMPARISONS + TENSORCAST + ["compare-pairs"])
     proc = run_cli("reports", "--format", "json", check=True)
     assert sorted(r["report"] for r in json.loads(proc.stdout)) == sorted(REPORTS + FINDINGS + COMPARISONS + MANY + AIE + TENSORCAST)
 

@@ -293,6 +293,7 @@ def bind(report: Report, given: dict[str, Any]) -> dict[str, Any]:
 
 
 MANY = "compare-many"  # what compare becomes for more than two traces
+PAIRS = "compare-pairs"  # what compare becomes for two name patterns: pair by pair
 
 
 def is_pattern(text: str | None) -> bool:
@@ -305,6 +306,8 @@ def route(name: str, trace: str | None, vs, params: dict[str, Any]) -> tuple[str
     pattern: compare of more than two becomes compare-many, and a report taking a list of traces
     gets them all as traces; any other report takes one vs."""
     more = [vs] if isinstance(vs, str) else list(vs or [])
+    if name == "compare" and is_pattern(trace) and len(more) == 1 and is_pattern(more[0]):
+        return PAIRS, trace, more[0], params  # two patterns: the traces they match, paired
     if name == "compare" and (len(more) > 1 or is_pattern(trace)):
         name = MANY
     if "traces" in get(name).params:
@@ -366,19 +369,25 @@ def check_key(con: duckdb.DuckDBPyConnection, values: dict[str, Any]) -> None:
 
 
 def check_trace(con: duckdb.DuckDBPyConnection, trace: str | None) -> None:
+    """A name or #id names a trace, a pattern matches one."""
     if trace is None:
+        return
+    if is_pattern(trace):
+        check_traces(con, [trace])
         return
     traces.find(con, trace)
 
 
 def trace_labels(con: duckdb.DuckDBPyConnection, values: dict[str, Any]) -> tuple[str, str]:
-    """Labels of a comparison's traces A and B: name, platform and device."""
-    return con.execute("SELECT trace_label($a), trace_label($b)", {"a": values["trace"], "b": values["vs"]}).fetchone()
+    """Labels of a comparison's traces A and B: name, platform and device (a pattern: itself)."""
+    return con.execute("SELECT coalesce(trace_label($a), $a), coalesce(trace_label($b), $b)",
+                       {"a": values["trace"], "b": values["vs"]}).fetchone()
 
 
 def trace_names(con: duckdb.DuckDBPyConnection, values: dict[str, Any]) -> tuple[str, str]:
-    """The names of a comparison's traces A and B."""
-    return con.execute("SELECT trace_name($a), trace_name($b)", {"a": values["trace"], "b": values["vs"]}).fetchone()
+    """The names of a comparison's traces A and B (a pattern: itself)."""
+    return con.execute("SELECT coalesce(trace_name($a), $a), coalesce(trace_name($b), $b)",
+                       {"a": values["trace"], "b": values["vs"]}).fetchone()
 
 
 def sql_literal(value: Any) -> str:

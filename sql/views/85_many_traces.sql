@@ -81,3 +81,79 @@ WITH c AS MATERIALIZED (
 SELECT cmp.op, o.step, o.trace, o.key_value, cmp.kernels, cmp.total_ns,
        cmp.total_ns / nullif(lag(cmp.total_ns) OVER (PARTITION BY cmp.op ORDER BY o.step), 0) AS change
 FROM cmp JOIN ordered o ON o.step = cmp.position;
+
+-- The text a glob pattern's wildcards matched in a name (scalar macro): 'h100_bert' against
+-- 'h100_*' gives 'bert'; '?' matches one character, '*' any run; NULL when the name does not
+-- match. Other characters match themselves.
+CREATE OR REPLACE MACRO glob_part(name, pattern) AS
+    CASE WHEN name GLOB pattern THEN regexp_replace(
+        name,
+        '^' || regexp_replace(regexp_replace(regexp_replace(pattern, '([.+^${}()|\[\]\\])', '\\\1', 'g'),
+                                             '\*', '(.*)', 'g'), '\?', '(.)', 'g') || '$',
+        array_to_string(list_transform(range(1, 1 + length(pattern) - length(replace(replace(pattern, '*', ''), '?', ''))),
+                                       lambda i: '\' || i), ''))
+    END;
+
+-- Traces paired across two name patterns by what their wildcards matched (table macro): with
+-- 'h100_*' and 'mi300_*', h100_bert-small pairs with mi300_bert-small. A trace the other pattern
+-- has no partner for is listed alone.
+-- Parameters: pattern_a, pattern_b: glob patterns of trace names.
+-- Columns:
+--   pair        1, 2, ... in the order of the matched part
+--   key         what the wildcards matched ('bert-small')
+--   a_trace_id  A's trace (NULL when only B has the key)
+--   a_trace     its name
+--   b_trace_id  B's trace (NULL when only A has it)
+--   b_trace     its name
+CREATE OR REPLACE MACRO trace_pairs(pattern_a, pattern_b) AS TABLE
+WITH a AS (
+    SELECT trace_id, name, glob_part(name, pattern_a) AS key FROM traces WHERE name GLOB pattern_a
+), b AS (
+    SELECT trace_id, name, glob_part(name, pattern_b) AS key FROM traces WHERE name GLOB pattern_b
+), a1 AS (SELECT * FROM a QUALIFY row_number() OVER (PARTITION BY key ORDER BY trace_id DESC) = 1),
+b1 AS (SELECT * FROM b QUALIFY row_number() OVER (PARTITION BY key ORDER BY trace_id DESC) = 1)
+SELECT row_number() OVER (ORDER BY coalesce(a1.key, b1.key)) AS pair, coalesce(a1.key, b1.key) AS key,
+       a1.trace_id AS a_trace_id, a1.name AS a_trace, b1.trace_id AS b_trace_id, b1.name AS b_trace
+FROM a1 FULL JOIN b1 ON a1.key = b1.key AND a1.trace_id IS DISTINCT FROM b1.trace_id;
+
+-- Each operation of each pair of traces (trace_pairs) side by side (table macro): calls and time
+-- on either side, as compare_ops counts them.
+-- Parameters: pattern_a, pattern_b: glob patterns of trace names; want_phase: as compare_ops.
+-- Columns:
+--   pair        the pair (trace_pairs)
+--   key         what the wildcards matched
+--   a_trace     A's trace name
+--   b_trace     B's trace name
+--   op          operation family
+--   a_calls     calls of the operation in A
+--   b_calls     calls in B
+--   a_total_ns  A's kernel time in the operation
+--   b_total_ns  B's
+--   gap_ns      a_total_ns - b_total_ns
+--   ratio       mean time of a call in A over B's
+CREATE OR REPLACE MACRO compare_pairs(pattern_a, pattern_b, want_phase) AS TABLE
+WITH p AS MATERIALIZED (SELECT * FROM trace_pairs(pattern_a, pattern_b) WHERE a_trace_id IS NOT NULL AND b_trace_id IS NOT NULL),
+ids AS (SELECT a_trace_id AS trace_id FROM p UNION SELECT b_trace_id FROM p),
+per AS (
+    SELECT f.trace_id, align_op(f.op, f.pattern) AS op, count(DISTINCT coalesce(f.call_id, f.kernel_id)) AS calls,
+           sum(k.dur_ns) AS total_ns
+    FROM ids JOIN kernel_facts f USING (trace_id) JOIN kernels k USING (trace_id, kernel_id)
+    WHERE want_phase IS NULL OR f.phase = want_phase
+    GROUP BY ALL
+)
+, sides AS (
+    SELECT p.pair, p.key, p.a_trace, p.b_trace, 'A' AS side, per.op, per.calls, per.total_ns
+    FROM p JOIN per ON per.trace_id = p.a_trace_id
+    UNION ALL
+    SELECT p.pair, p.key, p.a_trace, p.b_trace, 'B' AS side, per.op, per.calls, per.total_ns
+    FROM p JOIN per ON per.trace_id = p.b_trace_id
+), both_sides AS (
+    SELECT pair, key, a_trace, b_trace, op,
+           coalesce(sum(calls) FILTER (side = 'A'), 0) AS a_calls, coalesce(sum(calls) FILTER (side = 'B'), 0) AS b_calls,
+           coalesce(sum(total_ns) FILTER (side = 'A'), 0) AS a_total_ns,
+           coalesce(sum(total_ns) FILTER (side = 'B'), 0) AS b_total_ns
+    FROM sides GROUP BY ALL
+)
+SELECT pair, key, a_trace, b_trace, op, a_calls, b_calls, a_total_ns, b_total_ns, a_total_ns - b_total_ns AS gap_ns,
+       (a_total_ns / nullif(a_calls, 0)) / nullif(b_total_ns / nullif(b_calls, 0), 0) AS ratio
+FROM both_sides;
