@@ -178,3 +178,14 @@ def test_dashboard_renders_in_a_headless_browser(db, tmp_path):
     assert dom.count("stDataFrame") > 0 and "stException" not in dom and "Traceback" not in dom
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
+
+
+def test_numbers_read_as_a_person_writes_them(db, monkeypatch):
+    """Ratios as 0.32x, durations with two decimals, percentages with one."""
+    app = run_app(db, monkeypatch, trace_a="nv", trace_b="amd")
+    compare = next(d for d in app.dataframe if "ratio" in d.value.columns and "a_cpu_op" in d.value.columns)
+    config = compare.proto.columns  # Streamlit's column configuration, as JSON
+    spec = json.loads(config)
+    assert spec["ratio"]["type_config"]["format"] == "%.2fx"
+    unit_columns = [c for c in spec if c.endswith((" µs", " ms", " ns", " s"))]
+    assert unit_columns and all(spec[c]["type_config"]["format"] == "%.2f" for c in unit_columns)

@@ -36,10 +36,24 @@ def report(db: Path, name: str, **params) -> dict[str, tracedb.Result]:
         return con.report(name, **params).sections
 
 
+# Units a column of Result.in_units() names in its header ("a_total ms", "share %").
+UNITS = (" ns", " µs", " ms", " s", " B", " KiB", " MiB", " GiB", " %")
+
+
 def table(result: tracedb.Result) -> pd.DataFrame:
-    """A result as a person reads it: durations in their column's unit."""
-    frame = result.in_units().df()
-    st.dataframe(frame, hide_index=True)
+    """A result as a person reads it: durations in their column's unit with two decimals,
+    percentages with one, ratios as 0.32x."""
+    shown = result.in_units()
+    frame = shown.df()
+    config = {}
+    for name in frame.columns:
+        if shown.formats.get(name) == "ratio":
+            config[name] = st.column_config.NumberColumn(format="%.2fx")
+        elif name.endswith(" %"):
+            config[name] = st.column_config.NumberColumn(format="%.1f")
+        elif name.endswith(UNITS):
+            config[name] = st.column_config.NumberColumn(format="%.2f")
+    st.dataframe(frame, hide_index=True, column_config=config)
     return frame
 
 
