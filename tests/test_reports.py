@@ -12,8 +12,8 @@ from conftest import KINETO, database_of, read_only, run_cli
 from tracedb import reports
 
 REPORTS = ["kernels", "layers", "ops", "phases", "stacks", "summary", "timeline"]  # one trace, or every trace
-FINDINGS = ["collectives", "gaps"]  # rows only for the traces that have some (tests/test_timeline.py)  # one trace, or every trace
-COMPARISONS = ["alignment", "compare", "fusion", "same-kernels"]  # two traces: --trace A --vs B
+FINDINGS = ["collectives", "gaps", "roofline"]  # rows only for the traces that have some (tests/test_timeline.py)  # one trace, or every trace
+COMPARISONS = ["alignment", "compare", "efficiency", "fusion", "same-kernels"]  # two traces: --trace A --vs B
 MANY = ["compare-many", "compare-pairs", "trend"]  # many traces: --trace A --vs B --vs C, or --trace 'PATTERN'
 AIE = ["aie-iterations", "aie-summary"]  # mlir-aie traces (tests/test_aie.py)
 TENSORCAST = ["tc-vs-prof"]  # TensorCast against an Ascend profile (tests/test_ascend.py)

@@ -134,6 +134,65 @@ def stacked_chart(title: str, labels: Sequence[str], series: dict[str, Sequence[
     return "\n".join(out)
 
 
+def roofline_chart(title: str, labels: Sequence[str], points: Sequence[tuple[float | None, float | None]],
+                   roofs: Sequence[tuple[float, float]], groups: Sequence[str] | None = None) -> str:
+    """An SVG log-log roofline: a point per row at (FLOP per byte, achieved TFLOP/s), titled by its
+    label (and group, a colour per group), under each roof min(peak TFLOP/s, FLOP per byte × peak
+    TB/s) given as (peak_tflops, peak_tbps)."""
+    import math
+
+    width, height, left, bottom, top, right = 760, 440, 70, 50, 20, 160
+    shown = [(lab, x, y, g) for lab, (x, y), g in zip(labels, points, groups or [""] * len(labels))
+             if x and y and x > 0 and y > 0]
+    roofs = sorted({(float(t), float(b)) for t, b in roofs if t and b and t > 0 and b > 0})
+    if not shown and not roofs:
+        return ""
+    xs = [x for _, x, _, _ in shown] + [t / b for t, b in roofs]
+    ys = [y for _, _, y, _ in shown] + [t for t, _ in roofs]
+    x_lo, x_hi = math.floor(math.log10(min(xs) / 2)), math.ceil(math.log10(max(xs) * 2))
+    y_lo, y_hi = math.floor(math.log10(min(ys) / 2)), math.ceil(math.log10(max(ys) * 1.5))
+    x_hi, y_hi = max(x_hi, x_lo + 1), max(y_hi, y_lo + 1)
+    plot_w, plot_h = width - left - right, height - top - bottom
+
+    def px(x: float) -> float:
+        return left + (math.log10(x) - x_lo) / (x_hi - x_lo) * plot_w
+
+    def py(y: float) -> float:
+        return top + plot_h - (math.log10(y) - y_lo) / (y_hi - y_lo) * plot_h
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">',
+           f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#999"/>']
+    for e in range(x_lo, x_hi + 1):
+        out.append(f'<line x1="{px(10 ** e):.1f}" y1="{top}" x2="{px(10 ** e):.1f}" y2="{top + plot_h}" stroke="#eee"/>'
+                   f'<text x="{px(10 ** e):.1f}" y="{top + plot_h + 16}" text-anchor="middle">{10.0 ** e:g}</text>')
+    for e in range(y_lo, y_hi + 1):
+        out.append(f'<line x1="{left}" y1="{py(10 ** e):.1f}" x2="{left + plot_w}" y2="{py(10 ** e):.1f}" stroke="#eee"/>'
+                   f'<text x="{left - 6}" y="{py(10 ** e) + 4:.1f}" text-anchor="end">{10.0 ** e:g}</text>')
+    out.append(f'<text x="{left + plot_w / 2:.0f}" y="{height - 12}" text-anchor="middle">FLOP per byte</text>'
+               f'<text x="16" y="{top + plot_h / 2:.0f}" transform="rotate(-90 16 {top + plot_h / 2:.0f})" '
+               f'text-anchor="middle">TFLOP/s</text>')
+    for peak, bandwidth in roofs:  # the roof: bandwidth-bound slope, then the compute peak
+        ridge = peak / bandwidth
+        x0 = 10.0 ** x_lo
+        pts = [(x0, x0 * bandwidth), (ridge, peak), (10.0 ** x_hi, peak)]
+        pts = [(x, min(y, 10.0 ** y_hi)) for x, y in pts if y >= 10.0 ** y_lo]
+        line = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in pts)
+        out.append(f'<polyline points="{line}" fill="none" stroke="#333" stroke-width="1.5">'
+                   f'<title>roof: {peak:g} TFLOP/s, {bandwidth:g} TB/s (ridge {ridge:.0f} FLOP/B)</title></polyline>'
+                   f'<text x="{left + plot_w + 4}" y="{py(peak) + 4:.1f}">{peak:g} TFLOP/s</text>')
+    colour = {g: COLORS[i % len(COLORS)] for i, g in enumerate(dict.fromkeys(g for *_, g in shown))}
+    for label, x, y, g in shown:
+        name = f"{g} · {label}" if g else label
+        out.append(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="4" fill="{colour[g]}" fill-opacity="0.8">'
+                   f'<title>{escape(name)}: {x:.3g} FLOP/B, {y:.3g} TFLOP/s</title></circle>')
+    for i, g in enumerate(g for g in colour if g):
+        out.append(f'<circle cx="{width - right + 60}" cy="{top + 10 + 18 * i}" r="4" fill="{colour[g]}"/>'
+                   f'<text x="{width - right + 68}" y="{top + 14 + 18 * i}">{escape(_short(g, 11))}</text>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
 def _table(columns: Sequence[str], rows: Sequence[Sequence[Any]], formats: dict[str, str],
            totals: Sequence[str], notes: Sequence[str]) -> str:
     """A table as a person reads it: each duration, size or percentage column headed by its unit
@@ -239,6 +298,15 @@ def _section_body(section, columns: list[str], rows: list[tuple], traces: tuple[
         if chart.by:  # pivoted: a group per label, a bar per value of the by column
             names, series = _pivot(names, [r[columns.index(chart.by)] for r in rows], series[chart.values[0]])
             formats = {**formats, **{s: formats.get(chart.values[0]) for s in series}}
+        if chart.roofline:  # points (intensity, TFLOP/s) under the roofs of the peaks the rows carry
+            x_at, y_at = (columns.index(v) for v in chart.values)
+            peaks = [(r[columns.index("peak_tflops")], r[columns.index("peak_tbps")]) for r in rows
+                     if "peak_tflops" in columns and "peak_tbps" in columns]
+            groups = [str(r[columns.index("trace")]) for r in rows] if "trace" in columns else None
+            svg = roofline_chart(chart.title, names, [(r[x_at], r[y_at]) for r in rows], peaks, groups)
+            if svg:
+                parts.append(f"<figure><figcaption>{escape(chart.title)}</figcaption>{svg}</figure>")
+            continue
         shown = f" (the first {MAX_BARS} of {len(names)} groups)" if len(names) > MAX_BARS else ""
         draw = stacked_chart if chart.stacked else bar_chart
         parts.append(f"<figure><figcaption>{escape(chart.title + shown)}</figcaption>"

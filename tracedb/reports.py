@@ -23,7 +23,9 @@ A header may declare bar charts for HTML output, `Chart: op+phase -> a_total_ns,
 one bar group per row, labelled by the columns before the arrow, one bar per column after it; or
 `Chart: op -> total_ns by trace_name  Title`: one bar group per op, one bar per trace_name; or
 `Chart: step -> compute_ns,idle_ns stacked  Title`: one bar per row, its values stacked (parts of
-a whole, such as the wall-clock time of a step).
+a whole, such as the wall-clock time of a step); or `Chart: cpu_op+shape -> intensity,tflops roofline
+Title`: a log-log roofline, a point per row under the roof of the peaks its rows carry
+(peak_tflops, peak_tbps).
 
 A report may print several tables: each further SELECT starts with its own header (a line
 `-- Shown: first` in it puts the table before the main one when the report is shown),
@@ -79,6 +81,9 @@ class Chart:
     title: str
     by: str | None = None  # one bar per value of this column (the rows pivoted), rather than per value column
     stacked: bool = False  # one bar per row, its value columns stacked end to end (parts of a whole)
+    # a log-log roofline: a point per row at (values[0], values[1]) = (FLOP per byte, TFLOP/s), under
+    # the roof of each device peak the rows carry (peak_tflops, peak_tbps)
+    roofline: bool = False
 
 
 @dataclass
@@ -221,13 +226,16 @@ def _parse_header(path: Path, report: Report, section: Section, header: list[tup
                 section.first = True
             elif part == "summary" and stripped.lower().startswith("chart:"):
                 m = re.match(r"^chart:\s*(\w+(?:\+\w+)*)\s*->\s*(\w+(?:,\w+)*)"
-                             r"(?:\s+by\s+(\w+)|\s+(stacked)\b)?\s+(.+)$", stripped, re.I)
-                if not m or (m.group(3) and "," in m.group(2)):
+                             r"(?:\s+by\s+(\w+)|\s+(stacked|roofline)\b)?\s+(.+)$", stripped, re.I)
+                roofline = bool(m) and (m.group(4) or "").lower() == "roofline"
+                if not m or (m.group(3) and "," in m.group(2)) or (roofline and len(m.group(2).split(",")) != 2):
                     raise ValueError("expected 'Chart: label[+label] -> value[,value]  title', "
-                                     "'Chart: label -> value,value stacked  title' or "
+                                     "'Chart: label -> value,value stacked  title', "
+                                     "'Chart: label -> intensity,tflops roofline  title' or "
                                      "'Chart: label -> value by column  title'")
                 section.charts.append(Chart(m.group(1).split("+"), m.group(2).split(","), m.group(5).strip(),
-                                            m.group(3), stacked=bool(m.group(4))))
+                                            m.group(3), stacked=(m.group(4) or "").lower() == "stacked",
+                                            roofline=roofline))
             elif part == "summary":
                 summary.append(stripped)
             elif part == "parameters":

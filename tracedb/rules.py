@@ -1,7 +1,7 @@
-"""Reference data of the analysis views: kernel classification rules, annotation patterns and
-step frame patterns.
+"""Reference data of the analysis views: kernel classification rules, annotation patterns, step
+frame patterns and device peaks.
 
-All live in tables (kernel_rules, annotation_patterns, step_frame_patterns) so that every DuckDB
+All live in tables (kernel_rules, annotation_patterns, step_frame_patterns, device_peaks) so that every DuckDB
 client classifies kernels and finds steps the same way. The packaged files sql/rules/<table>.csv are loaded as source 'builtin'
 whenever they change; a user's own CSV file (same header) is loaded as a source named after the
 file and is tried before the built-in rows.
@@ -30,6 +30,7 @@ class RuleKind:
     allowed: dict[str, tuple[str, ...]]  # column -> accepted values
     regex_column: str | None  # column holding RE2 expressions (always, or when match is a regex kind)
     optional: tuple[str, ...] = ()  # trailing columns a file may leave out (files older than them)
+    numeric: tuple[str, ...] = ()  # columns holding a number or nothing
 
 
 # kernel rules: matches of the kernel name, and of the context a kernel was launched in
@@ -50,6 +51,10 @@ KINDS = (
     RuleKind("step_frame_patterns", ("priority", "framework", "regex", "phase"),
              "rules/load_step_frame_patterns.sql", "_step_frame_patterns_ordered",
              {"phase": ("prefill", "decode", "mixed", "none", "")}, "regex"),
+    RuleKind("device_peaks",
+             ("priority", "regex", "device", "fp32", "tf32", "bf16", "fp16", "fp8", "mem_tbps", "reference"),
+             "rules/load_device_peaks.sql", "_device_peaks_ordered", {}, "regex",
+             numeric=("fp32", "tf32", "bf16", "fp16", "fp8", "mem_tbps")),
 )
 
 
@@ -113,9 +118,16 @@ def validate(path: Path, kind: RuleKind, rows: list[list[str]]) -> None:
                 if rec[column] not in accepted:
                     shown = ", ".join(a for a in accepted if a)
                     raise TracedbError(f"{path}: line {line}: {column} {rec[column]!r} is not one of {shown}")
-            for column in ("op", "label", "format", "framework", "pattern", "regex"):
+            for column in ("op", "label", "format", "framework", "pattern", "regex", "device"):
                 if column in rec and not rec[column].strip():
                     raise TracedbError(f"{path}: line {line}: {column} is empty")
+            for column in kind.numeric:
+                try:
+                    if rec[column].strip() and float(rec[column]) < 0:
+                        raise ValueError
+                except ValueError:
+                    raise TracedbError(f"{path}: line {line}: {column} {rec[column]!r} is not a number of "
+                                       "TFLOP/s or TB/s (or empty: not published)") from None
             if kind.table == "kernel_rules":
                 covers = rec.get("covers", "").strip()
                 if rec["match"] in CONTEXT_MATCHES and not covers:

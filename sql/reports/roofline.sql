@@ -1,0 +1,104 @@
+-- Report: roofline
+-- How close each operation runs to its device's roofline: per (cpu_op, shape, dtype), the FLOPs and bytes of one call from its recorded shapes (the formulas of the view op_work), the achieved TFLOP/s and TB/s over its calls, the device's peak for that dtype (device_peaks), which resource bounds it and the share of that peak reached; largest time first.
+-- Chart: cpu_op+shape -> intensity,tflops roofline  Achieved TFLOP/s against FLOP per byte, under the device's roof
+-- Parameters:
+--   trace = NULL   trace name or #id (NULL: every trace)
+--   limit = NULL   rows per trace, the most time first (NULL: all)
+-- Columns:
+--   trace        text             trace name
+--   cpu_op       text             the operator called
+--   shape        text             the shape that decides its work (GEMM M×N×K, attention B×H×N_q×N_kv×d, ...)
+--   dtype        text             data type of its first input
+--   calls        count     total  calls of that shape
+--   total_ns     duration  total  GPU time of those calls (their kernels, memcpys and memsets)
+--   flops        count     wide   FLOPs of one call
+--   bytes        bytes     wide   bytes moved by one call
+--   intensity    number           FLOP per byte
+--   tflops       number           achieved TFLOP/s over its calls (all their FLOPs over all their time)
+--   tbps         number    wide   achieved TB/s over its calls
+--   peak_tflops  number    wide   the device's dense peak for the dtype, TFLOP/s
+--   peak_tbps    number    wide   the device's memory bandwidth, TB/s
+--   bound        text             compute or memory: the side of the device's ridge point it falls on
+--   peak_pct     percent          achieved share of the bounding resource's peak
+--   reason       text      wide   why FLOPs or bytes are missing (no shapes recorded, ...)
+WITH w AS (
+    SELECT t.trace_id, t.name AS trace, r.*
+    FROM op_roofline r JOIN traces t USING (trace_id)
+    WHERE ($trace IS NULL OR is_trace(t.name, t.trace_id, $trace)) AND r.gpu_ns > 0
+), g AS (
+    SELECT trace_id, trace, cpu_op, shape, dtype, count(*) AS calls, sum(gpu_ns) AS total_ns,
+           any_value(flops) AS flops, any_value(bytes) AS bytes, sum(flops) AS all_flops, sum(bytes) AS all_bytes,
+           any_value(peak_tflops) AS peak_tflops, any_value(peak_tbps) AS peak_tbps, any_value(reason) AS reason
+    FROM w GROUP BY ALL
+), r AS (
+    SELECT *, flops / nullif(bytes, 0) AS intensity, all_flops / total_ns / 1000 AS tflops,
+           all_bytes / total_ns / 1000 AS tbps
+    FROM g
+)
+SELECT trace, cpu_op, shape, dtype, calls, total_ns, flops, bytes, intensity, tflops, tbps, peak_tflops, peak_tbps,
+       CASE WHEN flops IS NULL AND bytes IS NOT NULL THEN 'memory'
+            WHEN intensity IS NULL OR peak_tflops IS NULL OR peak_tbps IS NULL THEN NULL
+            WHEN intensity >= peak_tflops / peak_tbps THEN 'compute' ELSE 'memory' END AS bound,
+       100 * CASE WHEN flops IS NULL AND bytes IS NOT NULL THEN tbps / peak_tbps
+                  WHEN intensity >= peak_tflops / peak_tbps THEN tflops / peak_tflops
+                  ELSE tbps / peak_tbps END AS peak_pct,
+       reason
+FROM r
+QUALIFY row_number() OVER (PARTITION BY trace_id ORDER BY total_ns DESC, cpu_op, shape) <= coalesce($limit, 1e18)
+ORDER BY trace_id, total_ns DESC, cpu_op, shape;
+
+-- Section: device
+-- The device of each trace and the peaks used for it (the first device_peaks row matching its
+-- recorded name); a device no row matches gets no percentages, never a guess: add its peaks with
+-- tracedb rules add my_peaks.csv (the header of sql/rules/device_peaks.csv).
+-- Columns:
+--   trace        text   trace name
+--   device_name  text   the device the trace recorded
+--   device       text   the device_peaks row used (empty: none matches: no percentages)
+--   bf16         number dense BF16 peak, TFLOP/s
+--   fp16         number wide   dense FP16 peak, TFLOP/s
+--   fp32         number dense FP32 peak, TFLOP/s
+--   fp8          number wide   dense FP8 peak, TFLOP/s
+--   mem_tbps     number memory bandwidth, TB/s
+--   reference    text   wide   the row's source
+--   note         text   what the percentages rest on
+SELECT t.name AS trace, p.device_name, p.device, p.bf16, p.fp16, p.fp32, p.fp8, p.mem_tbps, p.reference,
+       CASE WHEN p.device_name IS NULL THEN 'the trace records no device: no percentages'
+            WHEN p.device IS NULL THEN p.device_name || ' is not in device_peaks: no percentages (tracedb rules add your own)'
+            ELSE 'peaks of ' || p.device END AS note
+FROM trace_peaks p JOIN traces t USING (trace_id)
+WHERE ($trace IS NULL OR is_trace(t.name, t.trace_id, $trace))
+  AND EXISTS (SELECT 1 FROM kernels k WHERE k.trace_id = t.trace_id)
+ORDER BY t.trace_id;
+
+-- Section: coverage
+-- How much of each trace's GPU time the rows above explain: time in calls whose FLOPs or bytes
+-- are known, in calls without (no shapes recorded), and outside every modelled call (other
+-- operators, and kernels replayed from a CUDA/HIP graph, whose cpu_ops ran at capture: their
+-- shapes are in the capture trace, not in this one).
+-- Columns:
+--   trace         text             trace name
+--   gpu_ns        duration  total  kernel, memcpy and memset time
+--   modelled_ns   duration  total  in calls with FLOPs or bytes
+--   unshaped_ns   duration  total  in calls without them
+--   other_ns      duration  total  outside every modelled call
+--   replayed_ns   duration  total  of that, kernels replayed from a graph
+--   modelled_pct  percent          modelled_ns share of gpu_ns
+WITH tr AS (
+    SELECT trace_id, name FROM traces WHERE ($trace IS NULL OR is_trace(name, trace_id, $trace))
+), dev AS (
+    SELECT trace_id, sum(dur_ns) AS gpu_ns FROM device_activity GROUP BY trace_id
+), calls AS (
+    SELECT trace_id, sum(gpu_ns) FILTER (flops IS NOT NULL OR bytes IS NOT NULL) AS modelled_ns,
+           sum(gpu_ns) FILTER (flops IS NULL AND bytes IS NULL) AS unshaped_ns
+    FROM op_work GROUP BY trace_id
+), replay AS (
+    SELECT k.trace_id, sum(k.dur_ns) AS replayed_ns FROM kernels k JOIN kernel_launches l USING (trace_id, kernel_id)
+    WHERE l.graph GROUP BY k.trace_id
+)
+SELECT tr.name AS trace, d.gpu_ns, coalesce(c.modelled_ns, 0) AS modelled_ns, coalesce(c.unshaped_ns, 0) AS unshaped_ns,
+       d.gpu_ns - coalesce(c.modelled_ns, 0) - coalesce(c.unshaped_ns, 0) AS other_ns,
+       coalesce(r.replayed_ns, 0) AS replayed_ns,
+       100.0 * coalesce(c.modelled_ns, 0) / nullif(d.gpu_ns, 0) AS modelled_pct
+FROM tr JOIN dev d USING (trace_id) LEFT JOIN calls c USING (trace_id) LEFT JOIN replay r USING (trace_id)
+ORDER BY tr.trace_id;

@@ -1,0 +1,371 @@
+-- Efficiency: the work of each operator call from its recorded shapes (FLOPs and bytes moved), the
+-- device's peaks, and where each call sits on the roofline.
+--
+-- A call is a cpu_op whose name says what it computes (perf_family): an attention op outside any
+-- other (aten::scaled_dot_product_attention, not the backend op it calls: two vendors' calls then
+-- pair by name); a GEMM or convolution outside attention that holds no other (aten::addmm inside
+-- aten::linear is the call, aten::linear is not counted again); a memory-bound op outside all
+-- these (a convolution's bias add is part of the convolution). Its GPU
+-- time is the duration of every kernel, memcpy and memset launched on its thread while it ran,
+-- summed (as TraceLens counts an op's kernel time: aten::convolution with its cuDNN transposes and
+-- memsets). Its FLOPs and bytes come from its Input Dims, Input type and Concrete Inputs by the
+-- published formulas (TraceLens's PerfModel), per family:
+--   GEMM (aten::mm, addmm, bmm, baddbmm, matmul, linear, _scaled_mm): FLOPs 2·B·M·N·K, plus B·M·N
+--     with a bias; bytes (B·M·K + B·K·N + B·M·N + the bias's elements) × the element size
+--   attention (aten::_scaled_dot_product_{flash,efficient,cudnn}_attention, scaled_dot_product_
+--     attention, _flash_attention_forward, _efficient_attention_forward): FLOPs
+--     2·B·H·N_q·N_kv·(d_qk + d_v), halved when causal; bytes (Q + K + V + O elements) × size
+--   convolution (aten::convolution): FLOPs 2·N·C_out·(output positions)·(C_in / groups)·(kernel
+--     positions); bytes (input + weight + output elements) × size (no bias term, as TraceLens)
+--   elementwise (aten::add, mul, gelu, silu, ...): FLOPs one per output element; bytes the tensor
+--     inputs and an output as large as the largest input
+--   norms, softmax, reductions, copies (native_layer_norm, _softmax, sum, mean, copy_, ...): bytes
+--     the tensor inputs read and an output as large as the largest input written (a reduction's
+--     small output is not counted, copy_'s destination is among its inputs); no FLOPs
+-- A call whose shapes were not recorded, or not in a form these read, gets NULL and a reason.
+
+-- The family of a cpu_op's computation, for its FLOPs and bytes (scalar macro): gemm, attention,
+-- conv, elementwise, memory, or NULL for any other op.
+CREATE OR REPLACE MACRO perf_family(op) AS CASE
+    WHEN op IN ('aten::mm', 'aten::addmm', 'aten::bmm', 'aten::baddbmm', 'aten::matmul', 'aten::linear',
+                'aten::_scaled_mm') THEN 'gemm'
+    WHEN op IN ('aten::_scaled_dot_product_flash_attention', 'aten::_scaled_dot_product_efficient_attention',
+                'aten::_scaled_dot_product_cudnn_attention', 'aten::scaled_dot_product_attention',
+                'aten::_flash_attention_forward', 'aten::_efficient_attention_forward') THEN 'attention'
+    WHEN op = 'aten::convolution' THEN 'conv'
+    WHEN regexp_matches(op, '^aten::(add|sub|mul|div|where|gelu|silu|relu|sigmoid|tanh|exp|neg|rsqrt|sqrt|pow|clamp|maximum|minimum)_?$')
+        THEN 'elementwise'
+    WHEN regexp_matches(op, '^aten::(native_layer_norm|native_group_norm|native_batch_norm|_fused_rms_norm|_softmax|_log_softmax|sum|mean|amax|amin|copy_)$')
+        THEN 'memory'
+END;
+
+-- The data type class of an Input type for the peak table (scalar macro): fp32, bf16, fp16, fp8,
+-- or NULL for another type.
+CREATE OR REPLACE MACRO peak_dtype(t) AS CASE
+    WHEN t IS NULL THEN NULL
+    WHEN regexp_matches(lower(t), 'float8|fp8') THEN 'fp8'
+    WHEN contains(lower(t), 'bfloat16') THEN 'bf16'
+    WHEN regexp_matches(lower(t), '(^|:)half$|float16') THEN 'fp16'
+    WHEN lower(t) IN ('float', 'c10::float', 'float32') THEN 'fp32'
+END;
+
+-- Elements of a tensor of the given dims (scalar macro); NULL for a scalar's [] or no dims.
+CREATE OR REPLACE MACRO numel(d) AS
+    CASE WHEN d IS NULL OR len(d) = 0 THEN NULL
+         ELSE list_reduce(list_transform(d, lambda x: x::DOUBLE), lambda a, b: a * b) END;
+
+-- One operator call's work from its shapes (the header above says which formula applies).
+-- Columns:
+--   trace_id   trace of the call
+--   event_id   the cpu_op's event in cpu_ops
+--   cpu_op     operator name
+--   family     gemm, attention, conv, elementwise or memory (perf_family)
+--   shape      the shape that decides its work: GEMM 'M×N×K' (with 'B× ' batches and '+bias'),
+--              attention 'B×H×N_q×N_kv×d' (with ' causal'), convolution 'input * weight /stride',
+--              others the input dims
+--   dtype      data type of its first input (Input type)
+--   flops      floating-point operations of one call (NULL when the shapes do not say)
+--   bytes      bytes moved by one call (NULL when the shapes do not say)
+--   reason     why flops or bytes are NULL, else NULL
+--   kernels    kernels, memcpys and memsets it launched
+--   gpu_ns     their durations summed
+CREATE OR REPLACE VIEW op_work AS
+WITH r AS (
+    SELECT c.trace_id, c.event_id, c.name AS cpu_op, perf_family(c.name) AS family, c.pid, c.tid, c.ts_ns,
+           c.ts_ns + c.dur_ns AS end_ns, TRY_CAST(c.input_dims AS BIGINT[][]) AS dims,
+           TRY_CAST(c.input_types AS VARCHAR[]) AS types, TRY_CAST(c.concrete_inputs AS VARCHAR[]) AS concrete,
+           c.input_dims IS NULL AS unrecorded
+    FROM cpu_ops c
+    WHERE perf_family(c.name) IS NOT NULL AND c.dur_ns IS NOT NULL AND _in_scope(c.trace_id)
+), attention AS (
+    -- attention: the outermost attention op (aten::scaled_dot_product_attention rather than the
+    -- backend it chose, so that two vendors' calls pair by name)
+    SELECT * FROM r WHERE family = 'attention'
+    QUALIFY coalesce(max(end_ns) OVER (PARTITION BY trace_id, pid, tid ORDER BY ts_ns, end_ns DESC, event_id
+                                       ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), ts_ns) <= ts_ns
+), compute AS (
+    -- GEMMs and convolutions outside attention: the innermost (aten::addmm, not aten::linear)
+    SELECT g.* FROM (SELECT * FROM r WHERE family IN ('gemm', 'conv')) g
+    ANTI JOIN attention a ON a.trace_id = g.trace_id AND a.pid = g.pid AND a.tid = g.tid
+                         AND a.ts_ns <= g.ts_ns AND g.end_ns <= a.end_ns
+    QUALIFY coalesce(lead(g.ts_ns) OVER (PARTITION BY g.trace_id, g.pid, g.tid ORDER BY g.ts_ns, g.end_ns DESC, g.event_id)
+                     >= g.end_ns, true)
+), light AS (
+    -- the memory-bound ops outside every GEMM, attention and convolution (a convolution's bias add
+    -- is part of the convolution), the innermost
+    SELECT l.* FROM (SELECT * FROM r WHERE family NOT IN ('gemm', 'attention', 'conv')) l
+    ANTI JOIN (SELECT * FROM r WHERE family IN ('gemm', 'attention', 'conv')) c
+         ON c.trace_id = l.trace_id AND c.pid = l.pid AND c.tid = l.tid AND c.ts_ns <= l.ts_ns AND l.end_ns <= c.end_ns
+    QUALIFY coalesce(lead(l.ts_ns) OVER (PARTITION BY l.trace_id, l.pid, l.tid ORDER BY l.ts_ns, l.end_ns DESC, l.event_id) >= l.end_ns, true)
+), calls AS (
+    SELECT * FROM attention UNION ALL SELECT * FROM compute UNION ALL SELECT * FROM light
+), activity AS (
+    SELECT d.trace_id, d.dur_ns, r.pid, r.tid, r.ts_ns AS launch_ns
+    FROM (SELECT trace_id, correlation, dur_ns FROM kernels WHERE _in_scope(trace_id)
+          UNION ALL SELECT trace_id, correlation, dur_ns FROM memory_ops WHERE _in_scope(trace_id)) d
+    JOIN _launch_calls r ON r.trace_id = d.trace_id AND r.correlation = d.correlation
+), timed AS (
+    SELECT c.trace_id, c.event_id, count(*) AS kernels, sum(a.dur_ns) AS gpu_ns
+    FROM activity a
+    ASOF JOIN calls c ON c.trace_id = a.trace_id AND c.pid = a.pid AND c.tid = a.tid AND c.ts_ns <= a.launch_ns
+    WHERE a.launch_ns < c.end_ns
+    GROUP BY ALL
+), gemm AS (
+    -- A [..., M, K] and B [..., K, N] of each GEMM form, its batches and its bias's elements
+    SELECT *, CASE cpu_op
+                  WHEN 'aten::addmm' THEN dims[2] WHEN 'aten::baddbmm' THEN dims[2] ELSE dims[1] END AS a,
+              CASE cpu_op
+                  WHEN 'aten::addmm' THEN dims[3] WHEN 'aten::baddbmm' THEN dims[3]
+                  WHEN 'aten::linear' THEN list_reverse(dims[2]) ELSE dims[2] END AS b,
+              CASE cpu_op
+                  WHEN 'aten::addmm' THEN numel(dims[1]) WHEN 'aten::baddbmm' THEN numel(dims[1])
+                  WHEN 'aten::linear' THEN numel(dims[3]) WHEN 'aten::_scaled_mm' THEN numel(dims[5]) END AS bias
+    FROM calls WHERE family = 'gemm'
+), gemm_mnk AS (
+    SELECT *, CASE WHEN len(a) >= 2 THEN a[-2] ELSE 1 END AS m, a[-1] AS k,
+              CASE WHEN len(b) >= 2 THEN b[-1] ELSE 1 END AS n,
+              CASE WHEN cpu_op = 'aten::linear' THEN 1
+                   ELSE greatest(coalesce(numel(a[:-3]), 1), coalesce(numel(b[:-3]), 1)) END AS batch,
+              CASE WHEN cpu_op = 'aten::linear' THEN numel(a[:-2]) END AS rows
+    FROM gemm
+), gemm_work AS (
+    SELECT trace_id, event_id, coalesce(rows, m) AS m, n, k, batch, bias, types[1] AS dtype,
+           (CASE WHEN batch > 1 THEN batch::BIGINT || '×' ELSE '' END) || coalesce(rows, m)::BIGINT || '×' || n || '×' || k
+               || CASE WHEN bias > 0 THEN '+bias' ELSE '' END AS shape
+    FROM gemm_mnk
+), attn AS (
+    -- Q, K, V as [B, H, N, d] (the _forward ops write [B, N, H, d]), and the causal flag
+    SELECT *, cpu_op IN ('aten::_flash_attention_forward', 'aten::_efficient_attention_forward') AS bnhd,
+           lower(CASE cpu_op
+               WHEN 'aten::_scaled_dot_product_flash_attention' THEN concrete[5]
+               WHEN 'aten::scaled_dot_product_attention' THEN concrete[6]
+               WHEN 'aten::_flash_attention_forward' THEN concrete[9]
+               WHEN 'aten::_efficient_attention_forward' THEN CASE WHEN concrete[10] NOT IN ('', '0') THEN 'true' END
+               ELSE concrete[7] END) = 'true' AS causal
+    FROM calls WHERE family = 'attention'
+), attn_dims AS (
+    SELECT *, dims[1][1] AS b,
+           CASE WHEN bnhd THEN dims[1][3] ELSE dims[1][2] END AS h,
+           CASE WHEN bnhd THEN dims[2][3] ELSE dims[2][2] END AS h_kv,
+           CASE WHEN bnhd THEN dims[1][2] ELSE dims[1][3] END AS n_q,
+           CASE WHEN bnhd THEN dims[2][2] ELSE dims[2][3] END AS n_kv,
+           dims[1][4] AS d_qk, dims[3][4] AS d_v
+    FROM attn
+), attn_work AS (
+    SELECT trace_id, event_id, types[1] AS dtype,
+           CASE WHEN len(dims[1]) = 4 AND len(dims[2]) = 4 AND len(dims[3]) = 4 THEN
+               2.0 * b * h * n_q * n_kv * (d_qk + d_v) / CASE WHEN causal THEN 2 ELSE 1 END END AS flops,
+           CASE WHEN len(dims[1]) = 4 AND len(dims[2]) = 4 AND len(dims[3]) = 4 THEN
+               (numel(dims[1]) + numel(dims[2]) + numel(dims[3]) + 1.0 * b * h * n_q * d_v) END AS elements,
+           b || '×' || h || '×' || n_q || '×' || n_kv || '×' || d_qk || CASE WHEN causal THEN ' causal' ELSE '' END AS shape,
+           CASE WHEN len(dims[1]) <> 4 THEN 'variable-length attention: the sequence lengths are not recorded' END AS why
+    FROM attn_dims
+), conv AS (
+    SELECT *, dims[1] AS x, dims[2] AS w,
+           TRY_CAST(concrete[4] AS BIGINT[]) AS stride, TRY_CAST(concrete[5] AS BIGINT[]) AS pad,
+           TRY_CAST(concrete[6] AS BIGINT[]) AS dil, lower(concrete[7]) = 'true' AS transposed
+    FROM calls WHERE family = 'conv'
+), conv_out AS (
+    SELECT *, list_transform(range(1, len(x) - 1), lambda i:
+               (x[i + 2] + 2 * coalesce(pad[i], pad[1], 0) - coalesce(dil[i], dil[1], 1) * (w[i + 2] - 1) - 1)
+                   // coalesce(stride[i], stride[1], 1) + 1) AS out_sp
+    FROM conv
+), conv_work AS (
+    SELECT trace_id, event_id, types[1] AS dtype, transposed,
+           CASE WHEN NOT transposed AND len(x) >= 3 AND len(w) = len(x) THEN
+               2.0 * x[1] * w[1] * numel(out_sp) * w[2] * numel(w[3:]) END AS flops,
+           CASE WHEN NOT transposed AND len(x) >= 3 AND len(w) = len(x) THEN
+               numel(x) + numel(w) + 1.0 * x[1] * w[1] * numel(out_sp) END AS elements,
+           array_to_string(x, '×') || ' * ' || array_to_string(w, '×') || ' /' || array_to_string(stride, ',') AS shape
+    FROM conv_out
+), simple AS (
+    -- tensor inputs (dims of a tensor type), the largest as the output
+    SELECT *, list_filter(list_zip(dims, types), lambda p: p[1] IS NOT NULL AND len(p[1]) > 0
+                                                   AND p[2] NOT IN ('Scalar', 'ScalarList', 'TensorList', '')) AS tensors
+    FROM calls WHERE family IN ('elementwise', 'memory')
+), simple_work AS (
+    SELECT trace_id, event_id, family, types[1] AS dtype,
+           -- a reduction writes little, copy_ counts its destination among its inputs
+           regexp_matches(cpu_op, '^aten::(sum|mean|amax|amin|copy_)$') AS no_output,
+           list_sum(list_transform(tensors, lambda p: numel(p[1]) * dtype_bytes(p[2]))) AS in_bytes,
+           list_max(list_transform(tensors, lambda p: numel(p[1]))) AS out_numel,
+           array_to_string(list_transform(tensors, lambda p: array_to_string(p[1], '×')), ', ') AS shape
+    FROM simple
+), work AS (
+    SELECT trace_id, event_id, dtype, shape,
+           2.0 * batch * m * n * k + CASE WHEN bias > 0 THEN 1.0 * batch * m * n ELSE 0 END AS flops,
+           (1.0 * batch * m * k + 1.0 * batch * k * n + 1.0 * batch * m * n + coalesce(bias, 0)) * dtype_bytes(dtype) AS bytes,
+           NULL::VARCHAR AS why
+    FROM gemm_work
+    UNION ALL
+    SELECT trace_id, event_id, dtype, shape, flops, elements * dtype_bytes(dtype), why FROM attn_work
+    UNION ALL
+    SELECT trace_id, event_id, dtype, shape, flops, elements * dtype_bytes(dtype),
+           CASE WHEN transposed THEN 'transposed convolution: not modelled' END FROM conv_work
+    UNION ALL
+    SELECT trace_id, event_id, dtype, shape, CASE WHEN family = 'elementwise' THEN out_numel END,
+           in_bytes + CASE WHEN no_output THEN 0 ELSE out_numel * dtype_bytes(dtype) END,
+           NULL FROM simple_work
+)
+SELECT c.trace_id, c.event_id, c.cpu_op, c.family, w.shape, w.dtype,
+       w.flops::HUGEINT::BIGINT AS flops, w.bytes::HUGEINT::BIGINT AS bytes,
+       CASE WHEN c.unrecorded THEN 'no shapes recorded (record_shapes=False)'
+            WHEN c.dims IS NULL THEN 'Input Dims not in a form read here'
+            WHEN w.flops IS NULL AND w.bytes IS NULL THEN coalesce(w.why, 'shapes do not say this call''s work')
+            WHEN w.bytes IS NULL THEN 'element size of ' || coalesce(w.dtype, 'its type') || ' unknown'
+            WHEN w.flops IS NULL AND c.family IN ('gemm', 'attention', 'conv') THEN coalesce(w.why, 'shapes do not say its FLOPs') END AS reason,
+       coalesce(t.kernels, 0) AS kernels, coalesce(t.gpu_ns, 0) AS gpu_ns
+FROM calls c
+LEFT JOIN work w USING (trace_id, event_id)
+LEFT JOIN timed t USING (trace_id, event_id);
+
+-- Device peaks in the order they are tried: user rows first, then by priority.
+-- Columns: rank (order of trial, 1 first), source, device, regex, fp32, tf32, bf16, fp16, fp8,
+-- mem_tbps, reference (as device_peaks).
+CREATE OR REPLACE VIEW _device_peaks_ordered AS
+SELECT row_number() OVER (ORDER BY source = 'builtin', priority, source, regex) AS rank,
+       source, device, regex, fp32, tf32, bf16, fp16, fp8, mem_tbps, reference
+FROM device_peaks;
+
+-- The peaks of each trace's device: the first device_peaks row whose regex matches its recorded
+-- device name (case-insensitively); NULL peaks when none does (no percentages, never a guess).
+-- Columns:
+--   trace_id     trace
+--   device_name  the device the trace recorded (traces.device_name)
+--   device       the device_peaks row matched (NULL: none)
+--   fp32         dense FP32 matrix peak, TFLOP/s (NULL: not published, or no row)
+--   tf32         dense TF32 matrix peak, TFLOP/s
+--   bf16         dense BF16 matrix peak, TFLOP/s
+--   fp16         dense FP16 matrix peak, TFLOP/s
+--   fp8          dense FP8 matrix peak, TFLOP/s
+--   mem_tbps     memory bandwidth, TB/s
+--   reference    the row's source document
+CREATE OR REPLACE VIEW trace_peaks AS
+SELECT t.trace_id, t.device_name, p.device, p.fp32, p.tf32, p.bf16, p.fp16, p.fp8, p.mem_tbps, p.reference
+FROM traces t
+LEFT JOIN _device_peaks_ordered p ON t.device_name IS NOT NULL AND regexp_matches(t.device_name, p.regex, 'i')
+QUALIFY row_number() OVER (PARTITION BY t.trace_id ORDER BY p.rank NULLS LAST) = 1;
+
+-- Each call's place on its device's roofline (op_work with the trace's peaks).
+-- Columns:
+--   trace_id     trace of the call
+--   event_id     the cpu_op's event in cpu_ops
+--   cpu_op       operator name
+--   family       gemm, attention, conv, elementwise or memory
+--   shape        the shape that decides its work (as op_work)
+--   dtype        data type of its first input
+--   flops        FLOPs of one call (NULL when the shapes do not say)
+--   bytes        bytes moved by one call (NULL when the shapes do not say)
+--   reason       why flops or bytes are NULL
+--   kernels      kernels, memcpys and memsets it launched
+--   gpu_ns       their durations summed
+--   intensity    flops / bytes, FLOP per byte
+--   tflops       achieved TFLOP/s: flops / gpu_ns / 1000
+--   tbps         achieved TB/s: bytes / gpu_ns / 1000
+--   peak_tflops  the device's dense peak for the call's dtype (fp32 for float: TF32 use is not
+--                recorded), TFLOP/s; NULL when the device or the dtype has none
+--   peak_tbps    the device's memory bandwidth, TB/s
+--   bound        compute or memory: the side of the ridge point (peak_tflops / peak_tbps FLOP per
+--                byte) its intensity falls on; memory for a call without FLOPs
+--   peak_pct     achieved share of the bound resource's peak, percent
+CREATE OR REPLACE VIEW op_roofline AS
+WITH w AS (
+    SELECT o.*, p.device,
+           CASE peak_dtype(o.dtype) WHEN 'fp32' THEN p.fp32 WHEN 'bf16' THEN p.bf16 WHEN 'fp16' THEN p.fp16
+                                    WHEN 'fp8' THEN p.fp8 END AS peak_tflops,
+           p.mem_tbps AS peak_tbps
+    FROM op_work o JOIN trace_peaks p USING (trace_id)
+)
+SELECT trace_id, event_id, cpu_op, family, shape, dtype, flops, bytes, reason, kernels, gpu_ns,
+       flops / nullif(bytes, 0) AS intensity,
+       flops / nullif(gpu_ns, 0) / 1000 AS tflops, bytes / nullif(gpu_ns, 0) / 1000 AS tbps,
+       peak_tflops, peak_tbps,
+       CASE WHEN bytes IS NULL AND flops IS NULL THEN NULL
+            WHEN flops IS NULL THEN 'memory'
+            WHEN peak_tflops IS NULL OR peak_tbps IS NULL THEN NULL
+            WHEN flops / nullif(bytes, 0) >= peak_tflops / peak_tbps THEN 'compute' ELSE 'memory' END AS bound,
+       100 * CASE WHEN flops IS NULL AND bytes IS NOT NULL THEN bytes / nullif(gpu_ns, 0) / 1000 / peak_tbps
+                  WHEN flops / nullif(bytes, 0) >= peak_tflops / peak_tbps THEN flops / nullif(gpu_ns, 0) / 1000 / peak_tflops
+                  ELSE bytes / nullif(gpu_ns, 0) / 1000 / peak_tbps END AS peak_pct
+FROM w;
+
+-- Each (cpu_op, shape, dtype) of a trace on its roofline: calls, time, achieved rates and the share
+-- of the bounding peak (table macro).
+-- Parameters: want_trace: trace name or #id, NULL for every trace.
+-- Columns:
+--   trace_id     the trace
+--   trace        its name
+--   cpu_op       operator name
+--   family       gemm, attention, conv, elementwise or memory
+--   shape        the shape that decides its work (as op_work)
+--   dtype        data type of its first input
+--   calls        calls of that shape
+--   total_ns     their GPU time
+--   flops        FLOPs of one call
+--   bytes        bytes moved by one call
+--   intensity    FLOP per byte
+--   tflops       achieved TFLOP/s: all their FLOPs over all their time
+--   tbps         achieved TB/s
+--   peak_tflops  the device's dense peak for the dtype, TFLOP/s
+--   peak_tbps    the device's memory bandwidth, TB/s
+--   bound        compute or memory (by the ridge point); memory without FLOPs
+--   peak_pct     achieved share of the bounding peak, percent
+--   reason       why FLOPs or bytes are missing
+CREATE OR REPLACE MACRO roofline_shapes(want_trace) AS TABLE
+WITH g AS (
+    SELECT r.trace_id, t.name AS trace, r.cpu_op, r.family, r.shape, r.dtype, count(*) AS calls,
+           sum(r.gpu_ns) AS total_ns, any_value(r.flops) AS flops, any_value(r.bytes) AS bytes,
+           sum(r.flops) AS all_flops, sum(r.bytes) AS all_bytes, any_value(r.peak_tflops) AS peak_tflops,
+           any_value(r.peak_tbps) AS peak_tbps, any_value(r.reason) AS reason
+    FROM op_roofline r JOIN traces t USING (trace_id)
+    WHERE r.gpu_ns > 0 AND (want_trace IS NULL OR is_trace(t.name, t.trace_id, want_trace))
+    GROUP BY ALL
+), r AS (
+    SELECT *, flops / nullif(bytes, 0) AS intensity, all_flops / total_ns / 1000 AS tflops,
+           all_bytes / total_ns / 1000 AS tbps
+    FROM g
+)
+SELECT trace_id, trace, cpu_op, family, shape, dtype, calls, total_ns, flops, bytes, intensity, tflops, tbps,
+       peak_tflops, peak_tbps,
+       CASE WHEN flops IS NULL AND bytes IS NOT NULL THEN 'memory'
+            WHEN intensity IS NULL OR peak_tflops IS NULL OR peak_tbps IS NULL THEN NULL
+            WHEN intensity >= peak_tflops / peak_tbps THEN 'compute' ELSE 'memory' END AS bound,
+       100 * CASE WHEN flops IS NULL AND bytes IS NOT NULL THEN tbps / peak_tbps
+                  WHEN intensity >= peak_tflops / peak_tbps THEN tflops / peak_tflops
+                  ELSE tbps / peak_tbps END AS peak_pct,
+       reason
+FROM r;
+
+-- The same (cpu_op, shape, dtype) on two traces side by side, each on its own device's roofline
+-- (table macro): the cross-vendor efficiency comparison.
+-- Parameters: trace_a, trace_b: trace names or ids.
+-- Columns:
+--   cpu_op       operator name
+--   family       gemm, attention, conv, elementwise or memory
+--   shape        the shape compared
+--   dtype        its data type
+--   a_calls      calls in A
+--   b_calls      calls in B
+--   a_total_ns   A's GPU time in them
+--   b_total_ns   B's
+--   a_tflops     A's achieved TFLOP/s (NULL without FLOPs)
+--   b_tflops     B's
+--   a_tbps       A's achieved TB/s
+--   b_tbps       B's
+--   a_peak_pct   A's share of its device's bounding peak
+--   b_peak_pct   B's
+--   ratio        mean time of a call in A over B's
+--   further      the side further from its own roof (lower peak_pct): A or B
+--   at_stake_ns  a_total_ns - b_total_ns
+CREATE OR REPLACE MACRO efficiency_pairs(trace_a, trace_b) AS TABLE
+WITH a AS (SELECT * FROM roofline_shapes(trace_a)), b AS (SELECT * FROM roofline_shapes(trace_b))
+SELECT coalesce(a.cpu_op, b.cpu_op) AS cpu_op, coalesce(a.family, b.family) AS family,
+       coalesce(a.shape, b.shape) AS shape, coalesce(a.dtype, b.dtype) AS dtype,
+       coalesce(a.calls, 0) AS a_calls, coalesce(b.calls, 0) AS b_calls,
+       coalesce(a.total_ns, 0) AS a_total_ns, coalesce(b.total_ns, 0) AS b_total_ns,
+       a.tflops AS a_tflops, b.tflops AS b_tflops, a.tbps AS a_tbps, b.tbps AS b_tbps,
+       a.peak_pct AS a_peak_pct, b.peak_pct AS b_peak_pct,
+       (a.total_ns / a.calls) / nullif(b.total_ns / b.calls, 0) AS ratio,
+       CASE WHEN a.peak_pct < b.peak_pct THEN 'A' WHEN b.peak_pct < a.peak_pct THEN 'B' END AS further,
+       coalesce(a.total_ns, 0) - coalesce(b.total_ns, 0) AS at_stake_ns
+FROM a FULL JOIN b ON a.cpu_op = b.cpu_op AND a.shape IS NOT DISTINCT FROM b.shape AND a.dtype IS NOT DISTINCT FROM b.dtype;
