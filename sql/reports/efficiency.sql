@@ -12,8 +12,8 @@
 --   b_calls      count     total wide  calls in B
 --   a_total_ns   duration  total  A's GPU time in them
 --   b_total_ns   duration  total  B's
---   a_tflops     number           A's achieved TFLOP/s
---   b_tflops     number           B's
+--   a_tflops     number    wide   A's achieved TFLOP/s
+--   b_tflops     number    wide   B's
 --   a_peak_pct   percent          A's share of its device's bounding peak
 --   b_peak_pct   percent          B's
 --   ratio        ratio     wide   mean time of a call in A over B's
