@@ -225,3 +225,26 @@ def test_roofline_html_draws_each_shape_under_its_roof(tmp_path):
     assert svg.count("<circle") == len(plotted) == 6  # every shape with FLOPs and bytes; the unshaped call not
     assert svg.count("<polyline") == len(peaks) == 2  # the H100's BF16 and FP16 roof (989.5), and FP32's (67)
     assert "989.5 TFLOP/s" in svg and "FLOP per byte" in svg
+
+
+@pytest.mark.skipif(not (CORPUS / "mi300_vllm_decode_graph_capture.json.gz").is_file(), reason="the corpus is not here")
+def test_replayed_kernels_take_the_shapes_of_their_capture(tmp_path):
+    """The vLLM decode replay (a HIP graph: no shapes) gets its GEMMs' shapes from the capture trace
+    of the same run, loaded beside it; without the capture, it has none and says so."""
+    db = tmp_path / "t.duckdb"
+    replay = FIXTURES / "kineto" / "mi300_vllm_decode_hipgraph.json.gz"
+    run_cli("load", replay, db=db, check=True)
+    with tracedb.connect(db) as con:
+        alone = con.report("roofline", trace="mi300_vllm_decode_hipgraph")
+        assert "32×5120×2880+bias" not in {r["shape"] for r in alone.main.records()}  # eager calls only
+        assert alone["coverage"].records()[0]["matched_ns"] == 0
+    run_cli("load", CORPUS / "mi300_vllm_decode_graph_capture.json.gz", db=db, check=True)
+    with tracedb.connect(db) as con:
+        matched = con.sql("SELECT count(*), min(matched_pct), count(DISTINCT launch_id) FROM replayed_kernel_calls").rows[0]
+        graph_kernels = con.sql("SELECT count(*) FROM kernel_launches WHERE graph").rows[0][0]
+        report = con.report("roofline", trace="mi300_vllm_decode_hipgraph")
+    assert matched[1] >= 90 and matched[0] >= 0.9 * graph_kernels and matched[2] == 1
+    gemms = {r["shape"]: r for r in report.main.records() if r["cpu_op"] in ("aten::addmm", "aten::mm")}
+    assert "32×5120×2880+bias" in gemms and gemms["32×5120×2880+bias"]["flops"] == 2 * 32 * 5120 * 2880 + 32 * 5120
+    coverage = report["coverage"].records()[0]
+    assert coverage["capture"] == "mi300_vllm_decode_graph_capture" and coverage["matched_ns"] > 0.9 * coverage["replayed_ns"]

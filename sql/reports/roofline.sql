@@ -73,16 +73,18 @@ ORDER BY t.trace_id;
 
 -- Section: coverage
 -- How much of each trace's GPU time the rows above explain: time in calls whose FLOPs or bytes
--- are known, in calls without (no shapes recorded), and outside every modelled call (other
--- operators, and kernels replayed from a CUDA/HIP graph, whose cpu_ops ran at capture: their
--- shapes are in the capture trace, not in this one).
+-- are known, in calls without (no shapes recorded), and outside every modelled call; and of the
+-- kernels replayed from a CUDA/HIP graph (whose cpu_ops ran at capture), how many were matched to
+-- the calls of a capture trace loaded beside (replayed_kernel_calls) and so have shapes.
 -- Columns:
 --   trace         text             trace name
 --   gpu_ns        duration  total  kernel, memcpy and memset time
 --   modelled_ns   duration  total  in calls with FLOPs or bytes
 --   unshaped_ns   duration  total  in calls without them
 --   other_ns      duration  total  outside every modelled call
---   replayed_ns   duration  total  of that, kernels replayed from a graph
+--   replayed_ns   duration  total  kernels replayed from a graph
+--   matched_ns    duration  total  of those, matched to a capture trace's calls
+--   capture       text             the capture trace matched (empty: none loaded, or no match)
 --   modelled_pct  percent          modelled_ns share of gpu_ns
 WITH tr AS (
     SELECT trace_id, name FROM traces WHERE ($trace IS NULL OR is_trace(name, trace_id, $trace))
@@ -91,14 +93,19 @@ WITH tr AS (
 ), calls AS (
     SELECT trace_id, sum(gpu_ns) FILTER (flops IS NOT NULL OR bytes IS NOT NULL) AS modelled_ns,
            sum(gpu_ns) FILTER (flops IS NULL AND bytes IS NULL) AS unshaped_ns
-    FROM op_work GROUP BY trace_id
+    FROM op_roofline GROUP BY trace_id
 ), replay AS (
     SELECT k.trace_id, sum(k.dur_ns) AS replayed_ns FROM kernels k JOIN kernel_launches l USING (trace_id, kernel_id)
     WHERE l.graph GROUP BY k.trace_id
+), matched AS (
+    SELECT m.trace_id, sum(k.dur_ns) AS matched_ns, string_agg(DISTINCT t.name, ', ') AS capture
+    FROM replayed_kernel_calls m JOIN kernels k USING (trace_id, kernel_id) JOIN traces t ON t.trace_id = m.capture_id
+    GROUP BY m.trace_id
 )
 SELECT tr.name AS trace, d.gpu_ns, coalesce(c.modelled_ns, 0) AS modelled_ns, coalesce(c.unshaped_ns, 0) AS unshaped_ns,
        d.gpu_ns - coalesce(c.modelled_ns, 0) - coalesce(c.unshaped_ns, 0) AS other_ns,
-       coalesce(r.replayed_ns, 0) AS replayed_ns,
+       coalesce(r.replayed_ns, 0) AS replayed_ns, coalesce(m.matched_ns, 0) AS matched_ns, m.capture,
        100.0 * coalesce(c.modelled_ns, 0) / nullif(d.gpu_ns, 0) AS modelled_pct
 FROM tr JOIN dev d USING (trace_id) LEFT JOIN calls c USING (trace_id) LEFT JOIN replay r USING (trace_id)
+LEFT JOIN matched m USING (trace_id)
 ORDER BY tr.trace_id;

@@ -219,6 +219,48 @@ FROM calls c
 LEFT JOIN work w USING (trace_id, event_id)
 LEFT JOIN timed t USING (trace_id, event_id);
 
+-- Kernels replayed from a CUDA/HIP graph carry no shapes: their cpu_ops ran when the graph was
+-- captured. Where the capture trace of the same run is loaded too (vLLM and SGLang can write both),
+-- each replay is matched to the launches recorded at capture: the graph's kernels run in the order
+-- they were captured, so the replay's k-th kernel is the capture's (k + d)-th launch for the offset
+-- d at which the most kernel names agree (ROCm's launch calls name their kernel; at least 90 % of
+-- the replay's kernels must agree, and only the kernels whose names agree are matched). Each matched
+-- kernel then counts to the captured cpu_op that launched it, with that call's shapes.
+-- Columns:
+--   trace_id        the replay trace
+--   capture_id      the capture trace it was matched to
+--   launch_id       the graph launch (one replay of the graph)
+--   kernel_id       the replayed kernel
+--   call_event_id   the captured cpu_op (in the capture trace) that launched it
+--   matched_pct     share of the replay's kernels whose names agree at the chosen offset
+CREATE OR REPLACE VIEW replayed_kernel_calls AS
+WITH rep AS MATERIALIZED (
+    SELECT k.trace_id, l.launch_id, k.kernel_id, k.name,
+           row_number() OVER (PARTITION BY k.trace_id, l.launch_id ORDER BY k.ts_ns, k.kernel_id) AS j,
+           count(*) OVER (PARTITION BY k.trace_id, l.launch_id) AS n
+    FROM kernels k JOIN kernel_launches l USING (trace_id, kernel_id)
+    WHERE l.graph AND _in_scope(k.trace_id)
+), cap AS MATERIALIZED (
+    -- launches that name their kernel, in traces replaying no graph themselves
+    SELECT r.trace_id, r.args ->> 'kernel' AS name, c.event_id AS call_event_id,
+           row_number() OVER (PARTITION BY r.trace_id ORDER BY r.ts_ns, r.event_id) AS i
+    FROM runtime_calls r
+    LEFT JOIN _cpu_op_by_external c ON c.trace_id = r.trace_id AND c.external_id = r.external_id
+    WHERE r.args ->> 'kernel' IS NOT NULL AND contains(lower(r.name), 'launchkernel')
+      AND r.trace_id NOT IN (SELECT DISTINCT trace_id FROM rep)
+), pairs AS (
+    SELECT rep.trace_id, rep.launch_id, rep.kernel_id, rep.j, rep.n, cap.trace_id AS capture_id,
+           cap.i - rep.j AS d, cap.call_event_id
+    FROM rep JOIN cap ON cap.name = rep.name
+), best AS (
+    SELECT trace_id, launch_id, capture_id, d, count(*) AS agree, any_value(n) AS n
+    FROM pairs GROUP BY trace_id, launch_id, capture_id, d
+    QUALIFY row_number() OVER (PARTITION BY trace_id, launch_id ORDER BY count(*) DESC, capture_id, d) = 1
+)
+SELECT p.trace_id, p.capture_id, p.launch_id, p.kernel_id, p.call_event_id, 100.0 * b.agree / b.n AS matched_pct
+FROM pairs p JOIN best b USING (trace_id, launch_id, capture_id, d)
+WHERE b.agree >= 0.9 * b.n AND p.call_event_id IS NOT NULL;
+
 -- Device peaks in the order they are tried: user rows first, then by priority.
 -- Columns: rank (order of trial, 1 first), source, device, regex, fp32, tf32, bf16, fp16, fp8,
 -- mem_tbps, reference (as device_peaks).
@@ -246,7 +288,9 @@ FROM traces t
 LEFT JOIN _device_peaks_ordered p ON t.device_name IS NOT NULL AND regexp_matches(t.device_name, p.regex, 'i')
 QUALIFY row_number() OVER (PARTITION BY t.trace_id ORDER BY p.rank NULLS LAST) = 1;
 
--- Each call's place on its device's roofline (op_work with the trace's peaks).
+-- Each call's place on its device's roofline: op_work with the trace's peaks, and in a replay trace
+-- the captured calls its graph kernels were matched to (replayed_kernel_calls; event_id is then the
+-- captured cpu_op's, in the capture trace).
 -- Columns:
 --   trace_id     trace of the call
 --   event_id     the cpu_op's event in cpu_ops
@@ -269,12 +313,23 @@ QUALIFY row_number() OVER (PARTITION BY t.trace_id ORDER BY p.rank NULLS LAST) =
 --                byte) its intensity falls on; memory for a call without FLOPs
 --   peak_pct     achieved share of the bound resource's peak, percent
 CREATE OR REPLACE VIEW op_roofline AS
-WITH w AS (
+WITH replayed AS (
+    -- a replay's kernels, counted to the captured calls (replayed_kernel_calls) with their shapes:
+    -- one call per captured call and replay of the graph
+    SELECT m.trace_id, m.call_event_id AS event_id, o.cpu_op, o.family, o.shape, o.dtype, o.flops, o.bytes,
+           o.reason, count(*) AS kernels, sum(k.dur_ns) AS gpu_ns
+    FROM replayed_kernel_calls m
+    JOIN kernels k ON k.trace_id = m.trace_id AND k.kernel_id = m.kernel_id
+    JOIN op_work o ON o.trace_id = m.capture_id AND o.event_id = m.call_event_id
+    GROUP BY m.trace_id, m.launch_id, m.call_event_id, o.cpu_op, o.family, o.shape, o.dtype, o.flops, o.bytes, o.reason
+), calls AS (
+    SELECT * FROM op_work UNION ALL SELECT * FROM replayed
+), w AS (
     SELECT o.*, p.device,
            CASE peak_dtype(o.dtype) WHEN 'fp32' THEN p.fp32 WHEN 'bf16' THEN p.bf16 WHEN 'fp16' THEN p.fp16
                                     WHEN 'fp8' THEN p.fp8 END AS peak_tflops,
            p.mem_tbps AS peak_tbps
-    FROM op_work o JOIN trace_peaks p USING (trace_id)
+    FROM calls o JOIN trace_peaks p USING (trace_id)
 )
 SELECT trace_id, event_id, cpu_op, family, shape, dtype, flops, bytes, reason, kernels, gpu_ns,
        flops / nullif(bytes, 0) AS intensity,
