@@ -248,3 +248,20 @@ def test_replayed_kernels_take_the_shapes_of_their_capture(tmp_path):
     assert "32×5120×2880+bias" in gemms and gemms["32×5120×2880+bias"]["flops"] == 2 * 32 * 5120 * 2880 + 32 * 5120
     coverage = report["coverage"].records()[0]
     assert coverage["capture"] == "mi300_vllm_decode_graph_capture" and coverage["matched_ns"] > 0.9 * coverage["replayed_ns"]
+
+
+def test_serving_gemm_ops_read_as_linear(con, tmp_path):
+    """vLLM's rocm_unquantized_gemm and AITER's gemm_a16w16 take (x [M, K], weight [N, K], bias),
+    as the real vLLM and SGLang traces record them."""
+    b = KinetoTrace("amd")
+    for ext, (name, dims) in enumerate([("vllm::rocm_unquantized_gemm", [[32, 2880], [5120, 2880], [5120]]),
+                                        ("aiter::gemm_a16w16", [[32, 4096], [4096, 4096], [], [], [], [], []])], start=1):
+        b.x("cpu_op", name, ext * 100, 50, **{"External id": ext, "Input Dims": dims,
+                                               "Input type": ["c10::BFloat16"] * 2 + [""] * (len(dims) - 2)})
+        b.kernel(f"custom_gemm_{ext}", ext * 100 + 5, 10_000 + ext * 100, dur=4, ext=ext)
+    trace = load(con, b.write(tmp_path / "serving.json"))
+    got = con.execute("SELECT cpu_op, shape, flops, bytes FROM op_work WHERE trace_id = ? ORDER BY event_id",
+                      [trace.trace_id]).fetchall()
+    assert got == [("vllm::rocm_unquantized_gemm", "32×5120×2880+bias", 2 * 32 * 5120 * 2880 + 32 * 5120,
+                    (32 * 2880 + 2880 * 5120 + 32 * 5120 + 5120) * 2),
+                   ("aiter::gemm_a16w16", "32×4096×4096", 2 * 32 * 4096 * 4096, (32 * 4096 * 2 + 4096 * 4096) * 2)]

@@ -10,7 +10,8 @@
 -- summed (as TraceLens counts an op's kernel time: aten::convolution with its cuDNN transposes and
 -- memsets). Its FLOPs and bytes come from its Input Dims, Input type and Concrete Inputs by the
 -- published formulas (TraceLens's PerfModel), per family:
---   GEMM (aten::mm, addmm, bmm, baddbmm, matmul, linear, _scaled_mm): FLOPs 2·B·M·N·K, plus B·M·N
+--   GEMM (aten::mm, addmm, bmm, baddbmm, matmul, linear, _scaled_mm; vLLM's rocm_unquantized_gemm
+--     and AITER's gemm_a16w16, laid out as linear): FLOPs 2·B·M·N·K, plus B·M·N
 --     with a bias; bytes (B·M·K + B·K·N + B·M·N + the bias's elements) × the element size
 --   attention (aten::_scaled_dot_product_{flash,efficient,cudnn}_attention, scaled_dot_product_
 --     attention, _flash_attention_forward, _efficient_attention_forward): FLOPs
@@ -24,11 +25,16 @@
 --     small output is not counted, copy_'s destination is among its inputs); no FLOPs
 -- A call whose shapes were not recorded, or not in a form these read, gets NULL and a reason.
 
+-- True for a serving framework's GEMM op that takes its operands as aten::linear does (x [..., K],
+-- weight [N, K], bias [N] or none), by the shapes real traces record: vLLM's
+-- rocm_unquantized_gemm, AITER's gemm_a16w16 (SGLang, vLLM on ROCm) (scalar macro).
+CREATE OR REPLACE MACRO is_linear_gemm(op) AS op IN ('vllm::rocm_unquantized_gemm', 'aiter::gemm_a16w16');
+
 -- The family of a cpu_op's computation, for its FLOPs and bytes (scalar macro): gemm, attention,
 -- conv, elementwise, memory, or NULL for any other op.
 CREATE OR REPLACE MACRO perf_family(op) AS CASE
     WHEN op IN ('aten::mm', 'aten::addmm', 'aten::bmm', 'aten::baddbmm', 'aten::matmul', 'aten::linear',
-                'aten::_scaled_mm') THEN 'gemm'
+                'aten::_scaled_mm') OR is_linear_gemm(op) THEN 'gemm'
     WHEN op IN ('aten::_scaled_dot_product_flash_attention', 'aten::_scaled_dot_product_efficient_attention',
                 'aten::_scaled_dot_product_cudnn_attention', 'aten::scaled_dot_product_attention',
                 'aten::_flash_attention_forward', 'aten::_efficient_attention_forward') THEN 'attention'
@@ -116,17 +122,19 @@ WITH r AS (
                   WHEN 'aten::addmm' THEN dims[2] WHEN 'aten::baddbmm' THEN dims[2] ELSE dims[1] END AS a,
               CASE cpu_op
                   WHEN 'aten::addmm' THEN dims[3] WHEN 'aten::baddbmm' THEN dims[3]
-                  WHEN 'aten::linear' THEN list_reverse(dims[2]) ELSE dims[2] END AS b,
+                  WHEN 'aten::linear' THEN list_reverse(dims[2])
+                  ELSE CASE WHEN is_linear_gemm(cpu_op) THEN list_reverse(dims[2]) ELSE dims[2] END END AS b,
               CASE cpu_op
                   WHEN 'aten::addmm' THEN numel(dims[1]) WHEN 'aten::baddbmm' THEN numel(dims[1])
-                  WHEN 'aten::linear' THEN numel(dims[3]) WHEN 'aten::_scaled_mm' THEN numel(dims[5]) END AS bias
+                  WHEN 'aten::linear' THEN numel(dims[3]) WHEN 'aten::_scaled_mm' THEN numel(dims[5])
+                  ELSE CASE WHEN is_linear_gemm(cpu_op) THEN numel(dims[3]) END END AS bias
     FROM calls WHERE family = 'gemm'
 ), gemm_mnk AS (
     SELECT *, CASE WHEN len(a) >= 2 THEN a[-2] ELSE 1 END AS m, a[-1] AS k,
               CASE WHEN len(b) >= 2 THEN b[-1] ELSE 1 END AS n,
-              CASE WHEN cpu_op = 'aten::linear' THEN 1
+              CASE WHEN cpu_op = 'aten::linear' OR is_linear_gemm(cpu_op) THEN 1
                    ELSE greatest(coalesce(numel(a[:-3]), 1), coalesce(numel(b[:-3]), 1)) END AS batch,
-              CASE WHEN cpu_op = 'aten::linear' THEN numel(a[:-2]) END AS rows
+              CASE WHEN cpu_op = 'aten::linear' OR is_linear_gemm(cpu_op) THEN numel(a[:-2]) END AS rows
     FROM gemm
 ), gemm_work AS (
     SELECT trace_id, event_id, coalesce(rows, m) AS m, n, k, batch, bias, types[1] AS dtype,
