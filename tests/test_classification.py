@@ -164,3 +164,24 @@ def test_one_operation_one_name_on_both_vendors(con, a, b):
         calls = con.execute("SELECT trace_id, count(DISTINCT cpu_op_id) FROM kernel_launches "
                             "WHERE cpu_op LIKE 'aten::%convolution' GROUP BY ALL ORDER BY 1").fetchall()
         assert calls == [(ta, 1), (tb, 1)] and unequal["Convolution"] == (4, 5)
+
+
+def test_regex_rules_written_out_match_the_rules_table(con, tmp_path):
+    """_regex_rule_hits, rewritten with each regex rule's pattern as a constant when the rules
+    change, gives what matching the rules table row by row gives, for every fixture kernel name on
+    both platforms, and follows a user's rules file."""
+    for trace in ("h100_bert-small", "mi300_bert-small", "mi300_vllm_decode_hipgraph", "mi300x_sglang_qwen3-8b_decode"):
+        load(con, FIXTURES / "kineto" / f"{trace}.json.gz")
+    by_table = ("SELECT coalesce(list(r.rank ORDER BY r.rank), []) FROM _kernel_rules_ordered r WHERE r.match = 'regex' "
+                "AND (r.platform = 'any' OR r.platform = p.platform) AND regexp_matches(n.name, r.pattern)")
+    query = (f"SELECT n.name, p.platform, _regex_rule_hits(n.name, p.platform) AS fast, ({by_table}) AS slow "
+             "FROM (SELECT DISTINCT name FROM kernels) n, (VALUES ('NVIDIA'), ('AMD')) p(platform)")
+    rows = con.execute(query).fetchall()
+    assert len(rows) > 100 and any(r[2] for r in rows)
+    assert [r for r in rows if r[2] != r[3]] == []
+    mine = tmp_path / "mine.csv"
+    mine.write_text("priority,platform,match,pattern,op,label\n1,any,regex,^void at::native::.*elementwise,Mine,mine\n")
+    from tracedb import rules
+    rules.add_file(con, mine)
+    rows = con.execute(query).fetchall()
+    assert [r for r in rows if r[2] != r[3]] == [] and any(1 in r[2] for r in rows)

@@ -66,6 +66,25 @@ def load_builtin(con: duckdb.DuckDBPyConnection) -> None:
     """Replace the built-in rows of every rules table with the packaged files (caller's transaction)."""
     for kind, path in zip(KINDS, builtin_files()):
         db.run_file(con, kind.loader, {"source": BUILTIN, "path": str(path)})
+    refresh_regex_rules(con)
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def refresh_regex_rules(con: duckdb.DuckDBPyConnection) -> None:
+    """Rewrite the macro _regex_rule_hits (sql/views/10_kernel_ops.sql) with the regex rules'
+    patterns written out as constants: DuckDB compiles a constant pattern once per query, a pattern
+    read from a table once per row, and matching every distinct kernel name against every regex
+    rule was most of a load's classification time. Call after the kernel rules change."""
+    rules = con.execute("SELECT rank, platform, pattern FROM _kernel_rules_ordered WHERE match = 'regex' "
+                        "ORDER BY rank").fetchall()
+    hits = [f"CASE WHEN {'' if platform == 'any' else f'kernel_platform = {_literal(platform)} AND '}"
+            f"regexp_matches(kernel_name, {_literal(pattern)}) THEN {int(rank)} END"
+            for rank, platform, pattern in rules]
+    body = f"list_filter([{', '.join(hits)}]::INTEGER[], lambda r: r IS NOT NULL)" if hits else "[]::INTEGER[]"
+    con.execute(f"CREATE OR REPLACE MACRO _regex_rule_hits(kernel_name, kernel_platform) AS {body}")
 
 
 def kind_named(table: str) -> RuleKind:
@@ -161,6 +180,7 @@ def add_file(con: duckdb.DuckDBPyConnection, path: Path, source: str | None = No
     with db.transaction(con, f"{path}: cannot load rules"):
         db.run_file(con, kind.loader, {"source": source, "path": str(path.resolve())})
         count = con.execute(f"SELECT count(*) FROM {kind.table} WHERE source = ?", [source]).fetchone()[0]
+        refresh_regex_rules(con)
         facts.derive_all(con)
     return kind.table, source, count
 
@@ -177,5 +197,6 @@ def remove_source(con: duckdb.DuckDBPyConnection, source: str) -> int:
             con.execute(f"DELETE FROM {k.table} WHERE source = ?", [source])
         if not removed:
             raise TracedbError(f"no rules from source {source!r} (see: tracedb rules)")
+        refresh_regex_rules(con)
         facts.derive_all(con)
     return removed

@@ -34,6 +34,16 @@ FROM kernel_rules;
 CREATE OR REPLACE MACRO inductor_ops(name) AS
     regexp_extract(name, '^triton_(?:poi|red|per)_fused_(.+)_[0-9]+$', 1);
 
+-- The ranks (in _kernel_rules_ordered) of the regex rules a kernel name matches on its platform
+-- (scalar macro). This definition reads the rules table; tracedb replaces it whenever the kernel
+-- rules change by one with each rule's pattern written out (tracedb.rules.refresh_regex_rules), so
+-- that each pattern is compiled once per query rather than once per name: the same result.
+CREATE OR REPLACE MACRO _regex_rule_hits(kernel_name, kernel_platform) AS (
+    SELECT coalesce(list(rank ORDER BY rank), []) FROM _kernel_rules_ordered r
+    WHERE r.match = 'regex' AND (r.platform = 'any' OR r.platform = kernel_platform)
+      AND regexp_matches(kernel_name, r.pattern)
+);
+
 -- Operation of each distinct kernel name on each platform: the first rule that matches, else
 -- "Other" labelled with the start of the name (as the seed classifier does). A rule of match
 -- 'fusion' is the seed's fusion heuristic: it matches a name that contains its pattern and
@@ -52,9 +62,10 @@ CREATE OR REPLACE MACRO inductor_ops(name) AS
 --               rule) or none (no rule matched: Other)
 CREATE OR REPLACE VIEW kernel_name_ops AS
 WITH names AS (
-    SELECT DISTINCT coalesce(t.platform, 'unknown') AS platform, coalesce(k.name, '') AS name
-    FROM kernels k JOIN traces t USING (trace_id)
-    WHERE _in_scope(k.trace_id)
+    SELECT platform, name, _regex_rule_hits(name, platform) AS regex_hits
+    FROM (SELECT DISTINCT coalesce(t.platform, 'unknown') AS platform, coalesce(k.name, '') AS name
+          FROM kernels k JOIN traces t USING (trace_id)
+          WHERE _in_scope(k.trace_id))
 ), keywords(ord, keyword, part) AS (
     VALUES (1, 'embedding', 'Embedding'), (2, 'rmsnorm', 'RMSNorm'), (3, 'layernorm', 'LayerNorm'),
            (4, 'rsqrt', 'Norm'), (5, 'swiglu', 'SwiGLU'), (6, 'silu', 'SiLU'), (7, 'gelu', 'GELU'),
@@ -83,7 +94,7 @@ WITH names AS (
      AND CASE r.match
              WHEN 'prefix' THEN starts_with(lower(n.name), r.needle)
              WHEN 'contains' THEN contains(lower(n.name), r.needle)
-             WHEN 'regex' THEN regexp_matches(n.name, r.pattern)
+             WHEN 'regex' THEN list_contains(n.regex_hits, r.rank)
              WHEN 'inductor' THEN inductor_ops(n.name) <> '' AND regexp_matches(inductor_ops(n.name), r.pattern)
              WHEN 'fusion' THEN f.parts IS NOT NULL AND contains(lower(n.name), r.needle)
              ELSE false
