@@ -45,8 +45,7 @@ CREATE OR REPLACE MACRO stack_summary(stack) AS
 --   python_stack  frame names enclosing the call, outermost first (NULL without Python frames)
 --   summary       stack_summary of the stack
 CREATE OR REPLACE VIEW _launch_stacks_live AS
-SELECT trace_id, launch_id, python_stack, stack_summary(python_stack) AS summary
-FROM (
+WITH stacks AS MATERIALIZED (
 WITH RECURSIVE launches AS (
     SELECT DISTINCT trace_id, launch_id, launch_ts_ns, pid, tid
     FROM kernel_launches WHERE launch_id IS NOT NULL
@@ -75,7 +74,13 @@ SELECT l.trace_id, l.launch_id,
        list_transform(list_filter(c.frames, lambda f: f.end_ns >= l.launch_ts_ns), lambda f: f.name)
            AS python_stack
 FROM leaves l JOIN chains c USING (trace_id, leaf_id)
-);
+), summaries AS (
+    -- a summary per distinct stack: thousands of launches share a few hundred stacks
+    SELECT python_stack, stack_summary(python_stack) AS summary
+    FROM (SELECT DISTINCT python_stack FROM stacks)
+)
+SELECT s.trace_id, s.launch_id, s.python_stack, m.summary
+FROM stacks s LEFT JOIN summaries m ON m.python_stack = s.python_stack;
 
 -- Each kernel's cpu_op and Python stack (stored in kernel_facts and python_stacks).
 -- Columns:
