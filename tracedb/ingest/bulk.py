@@ -42,7 +42,7 @@ from .chrome import ChromeResult, EventStager, RejectedEvent
 from .layout import TopLevelCapture
 from .salvage import NotSalvageable, Rejection, salvage
 from .source import TraceStream
-from .writer import append_staged, to_arrow
+from .writer import append_staged_lists
 
 CHUNK = 1 << 20
 SEGMENT = 16 << 20  # bytes of events per segment file
@@ -194,7 +194,7 @@ def _stage_exact(con: duckdb.DuckDBPyConnection, stager: EventStager, malformed:
                 stager.reject(event_id, f"cannot read: {exc}"[:200], None, raw)
                 continue
             stager.add(event_id, ev)
-        append_staged(con, *to_arrow(stager.take()))
+        append_staged_lists(con, stager.take())
     con.execute("DROP TABLE _flagged")
 
 

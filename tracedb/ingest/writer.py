@@ -47,6 +47,18 @@ def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table, sel
             con.unregister("_arrow_batch")
 
 
+def append_staged_lists(con: duckdb.DuckDBPyConnection, batch: dict) -> None:
+    """Append one EventStager batch to _staging_events and _staging_rejected from its Python lists,
+    without Arrow: the few events the bulk reader types in Python come in batches this small, and
+    building an Arrow array imports pandas when it is installed (a quarter of a second)."""
+    for table, part, columns in (("_staging_events", "staging", ("event_id", "ts_ns", "dur_ns", "args", "rest")),
+                                 ("_staging_rejected", "rejected", ("event_id", "reason", "raw"))):
+        rows = batch[part]
+        if rows[columns[0]]:
+            values = ", ".join(f"unnest(${i + 1})" for i in range(len(columns)))
+            con.execute(f"INSERT INTO {table} SELECT {values}", [rows[c] for c in columns])
+
+
 def append_staged(con: duckdb.DuckDBPyConnection, staging: pa.Table, rejected: pa.Table) -> None:
     """Append one batch to _staging_events and _staging_rejected (sql/ingest/chrome_stage.sql)."""
     insert_arrow(con, "_staging_events", staging)
