@@ -134,7 +134,7 @@ def main() -> None:
     for label, r in rows:
         print(f"| {label} | {r['seconds']:.1f} | {r['peak_rss_mb']:.0f} | {r['rows']:,} |")
     if not a.skip_peer:
-        peer = rows[-2][1]
+        peer = rows[-1][1]
         print(f"\ntracedb is {peer['seconds'] / ours['seconds']:.2f}x faster than the peer and uses "
               f"1/{peer['peak_rss_mb'] / ours['peak_rss_mb']:.1f} of its peak memory.")
     print(f"The floor (bench/floor.py: the cut into segments and DuckDB's typed read of them on every core) "
