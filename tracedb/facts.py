@@ -15,6 +15,11 @@ from . import db
 
 def derive(con: duckdb.DuckDBPyConnection, trace_id: int) -> None:
     """(Re)derive one trace's facts (the caller owns the transaction)."""
+    from . import rules  # rules re-derives through this module
+
+    # the regex rules written out as the kernel rules stand now, however they got into the table
+    # (a rules file, a lake's or an export's rules, a worker's copy of the user's)
+    rules.refresh_regex_rules(con)
     # the load's tighter limit for staging is raised to the derivation's while it runs
     with db.settings(con, memory_limit=db.DERIVE_MEMORY_LIMIT):
         # the views read this trace's rows alone (the _in_scope macro): no other trace is scanned

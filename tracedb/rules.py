@@ -77,7 +77,9 @@ def refresh_regex_rules(con: duckdb.DuckDBPyConnection) -> None:
     """Rewrite the macro _regex_rule_hits (sql/views/10_kernel_ops.sql) with the regex rules'
     patterns written out as constants: DuckDB compiles a constant pattern once per query, a pattern
     read from a table once per row, and matching every distinct kernel name against every regex
-    rule was most of a load's classification time. Call after the kernel rules change."""
+    rule was most of a load's classification time. Every derivation calls it first (tracedb.facts),
+    whatever path the rules took into the table; loading rules calls it too, so that the macro a
+    DuckDB shell reads follows the table."""
     rules = con.execute("SELECT rank, platform, pattern FROM _kernel_rules_ordered WHERE match = 'regex' "
                         "ORDER BY rank").fetchall()
     hits = [f"CASE WHEN {'' if platform == 'any' else f'kernel_platform = {_literal(platform)} AND '}"
@@ -180,7 +182,7 @@ def add_file(con: duckdb.DuckDBPyConnection, path: Path, source: str | None = No
     with db.transaction(con, f"{path}: cannot load rules"):
         db.run_file(con, kind.loader, {"source": source, "path": str(path.resolve())})
         count = con.execute(f"SELECT count(*) FROM {kind.table} WHERE source = ?", [source]).fetchone()[0]
-        refresh_regex_rules(con)
+        refresh_regex_rules(con)  # also for a database without traces: the macro follows the table
         facts.derive_all(con)
     return kind.table, source, count
 

@@ -35,9 +35,10 @@ CREATE OR REPLACE MACRO inductor_ops(name) AS
     regexp_extract(name, '^triton_(?:poi|red|per)_fused_(.+)_[0-9]+$', 1);
 
 -- The ranks (in _kernel_rules_ordered) of the regex rules a kernel name matches on its platform
--- (scalar macro). This definition reads the rules table; tracedb replaces it whenever the kernel
--- rules change by one with each rule's pattern written out (tracedb.rules.refresh_regex_rules), so
--- that each pattern is compiled once per query rather than once per name: the same result.
+-- (scalar macro). This definition reads the rules table; tracedb replaces it before every
+-- derivation and whenever rules are loaded by one with each rule's pattern written out
+-- (tracedb.rules.refresh_regex_rules), so that each pattern is compiled once per query rather
+-- than once per name: the same result.
 CREATE OR REPLACE MACRO _regex_rule_hits(kernel_name, kernel_platform) AS (
     SELECT coalesce(list(rank ORDER BY rank), []) FROM _kernel_rules_ordered r
     WHERE r.match = 'regex' AND (r.platform = 'any' OR r.platform = kernel_platform)
