@@ -240,6 +240,7 @@ WHERE coalesce(t.step_id, a.step_id) IS NOT NULL;
 --                 (whole graphs, or pieces with the attention eager between them)
 --   phase         prefill, decode or none (mixed is not told from frames)
 --   phase_source  frame, tokens, graph replay; NULL when nothing decided the phase
+--   kernel_ids    the step's kernels (kernel_id), so that its kernels need not be found again
 CREATE OR REPLACE VIEW frame_steps AS
 WITH steps AS MATERIALIZED (
     SELECT * FROM _frame_steps
@@ -275,7 +276,8 @@ WITH steps AS MATERIALIZED (
            -- between them (vLLM v1's piecewise graphs), and run a prefill eagerly; a diffusion or
            -- training step replayed from a graph says nothing about decoding
            any_value(s.framework) IN ('vllm', 'sglang')
-               AND count(*) FILTER (k.graph) > count(k.kernel_id) / 2 AS graph_replay
+               AND count(*) FILTER (k.graph) > count(k.kernel_id) / 2 AS graph_replay,
+           list(k.kernel_id ORDER BY k.kernel_id) FILTER (k.kernel_id IS NOT NULL) AS kernel_ids
     FROM steps s
     LEFT JOIN sk k ON k.trace_id = s.trace_id AND k.step_id = s.event_id
     LEFT JOIN tokens t ON t.trace_id = s.trace_id AND t.step_id = s.event_id
@@ -308,7 +310,7 @@ WITH steps AS MATERIALIZED (
 SELECT trace_id, ordinal, event_id, name, framework, pid, tid, ts_ns, end_ns, kernels, graph_kernels,
        tokens, seq_len, graph_replay,
        coalesce(phase1, CASE WHEN phase_source IS NOT NULL THEN 'prefill' ELSE 'none' END) AS phase,
-       phase_source
+       phase_source, kernel_ids
 FROM sourced;
 
 -- The GPU kernels of every frame step, with the step's phase and what decided it.
@@ -320,8 +322,8 @@ FROM sourced;
 --   phase         prefill, decode or none
 --   phase_source  frame, tokens, graph replay, or NULL (none: nothing decided it)
 CREATE OR REPLACE VIEW _frame_step_kernels AS
-SELECT k.trace_id, k.kernel_id, s.ordinal, s.name, s.phase, s.phase_source
-FROM _frame_step_kernel_ids k JOIN frame_steps s ON s.trace_id = k.trace_id AND s.event_id = k.step_id;
+SELECT trace_id, unnest(kernel_ids) AS kernel_id, ordinal, name, phase, phase_source
+FROM frame_steps WHERE len(kernel_ids) > 0;
 
 -- Phase and iteration of every GPU kernel, computed from the stored operations (kernel_phases
 -- holds the stored result). Step annotations decide where a trace has them; frame steps
