@@ -21,29 +21,9 @@
 --   bound        text             compute or memory: the side of the device's ridge point it falls on
 --   peak_pct     percent          achieved share of the bounding resource's peak
 --   reason       text      wide   why FLOPs or bytes are missing (no shapes recorded, ...)
-WITH w AS (
-    SELECT t.trace_id, t.name AS trace, r.*
-    FROM op_roofline r JOIN traces t USING (trace_id)
-    WHERE ($trace IS NULL OR is_trace(t.name, t.trace_id, $trace)) AND r.gpu_ns > 0
-), g AS (
-    SELECT trace_id, trace, cpu_op, shape, dtype, count(*) AS calls, sum(gpu_ns) AS total_ns,
-           any_value(flops) AS flops, any_value(bytes) AS bytes, sum(flops) AS all_flops, sum(bytes) AS all_bytes,
-           any_value(peak_tflops) AS peak_tflops, any_value(peak_tbps) AS peak_tbps, any_value(reason) AS reason
-    FROM w GROUP BY ALL
-), r AS (
-    SELECT *, flops / nullif(bytes, 0) AS intensity, all_flops / total_ns / 1000 AS tflops,
-           all_bytes / total_ns / 1000 AS tbps
-    FROM g
-)
 SELECT trace, cpu_op, shape, dtype, calls, total_ns, flops, bytes, intensity, tflops, tbps, peak_tflops, peak_tbps,
-       CASE WHEN flops IS NULL AND bytes IS NOT NULL THEN 'memory'
-            WHEN intensity IS NULL OR peak_tflops IS NULL OR peak_tbps IS NULL THEN NULL
-            WHEN intensity >= peak_tflops / peak_tbps THEN 'compute' ELSE 'memory' END AS bound,
-       100 * CASE WHEN flops IS NULL AND bytes IS NOT NULL THEN tbps / peak_tbps
-                  WHEN intensity >= peak_tflops / peak_tbps THEN tflops / peak_tflops
-                  ELSE tbps / peak_tbps END AS peak_pct,
-       reason
-FROM r
+       bound, peak_pct, reason
+FROM roofline_shapes($trace)
 QUALIFY row_number() OVER (PARTITION BY trace_id ORDER BY total_ns DESC, cpu_op, shape) <= coalesce($limit, 1e18)
 ORDER BY trace_id, total_ns DESC, cpu_op, shape;
 
@@ -93,7 +73,7 @@ WITH tr AS (
 ), calls AS (
     SELECT trace_id, sum(gpu_ns) FILTER (flops IS NOT NULL OR bytes IS NOT NULL) AS modelled_ns,
            sum(gpu_ns) FILTER (flops IS NULL AND bytes IS NULL) AS unshaped_ns
-    FROM op_roofline GROUP BY trace_id
+    FROM op_roofline_of((SELECT list(trace_id) FROM tr)) GROUP BY trace_id
 ), replay AS (
     SELECT k.trace_id, sum(k.dur_ns) AS replayed_ns FROM kernels k JOIN kernel_launches l USING (trace_id, kernel_id)
     WHERE l.graph GROUP BY k.trace_id

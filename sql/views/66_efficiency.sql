@@ -60,22 +60,9 @@ CREATE OR REPLACE MACRO numel(d) AS
     CASE WHEN d IS NULL OR len(d) = 0 THEN NULL
          ELSE list_reduce(list_transform(d, lambda x: x::DOUBLE), lambda a, b: a * b) END;
 
--- One operator call's work from its shapes (the header above says which formula applies).
--- Columns:
---   trace_id   trace of the call
---   event_id   the cpu_op's event in cpu_ops
---   cpu_op     operator name
---   family     gemm, attention, conv, elementwise or memory (perf_family)
---   shape      the shape that decides its work: GEMM 'M×N×K' (with 'B× ' batches and '+bias'),
---              attention 'B×H×N_q×N_kv×d' (with ' causal'), convolution 'input * weight /stride',
---              others the input dims
---   dtype      data type of its first input (Input type)
---   flops      floating-point operations of one call (NULL when the shapes do not say)
---   bytes      bytes moved by one call (NULL when the shapes do not say)
---   reason     why flops or bytes are NULL, else NULL
---   kernels    kernels, memcpys and memsets it launched
---   gpu_ns     their durations summed
-CREATE OR REPLACE VIEW op_work AS
+-- The operator calls of the traces of a list of trace ids (NULL: every trace) with their work,
+-- reading those traces' rows alone (table macro): the rows of op_work, below, for those traces.
+CREATE OR REPLACE MACRO op_work_of(want_ids) AS TABLE
 WITH r AS (
     SELECT c.trace_id, c.event_id, c.name AS cpu_op, perf_family(c.name) AS family, c.pid, c.tid, c.ts_ns,
            c.ts_ns + c.dur_ns AS end_ns, TRY_CAST(c.input_dims AS BIGINT[][]) AS dims,
@@ -83,6 +70,7 @@ WITH r AS (
            c.input_dims IS NULL AS unrecorded
     FROM cpu_ops c
     WHERE perf_family(c.name) IS NOT NULL AND c.dur_ns IS NOT NULL AND _in_scope(c.trace_id)
+      AND (want_ids IS NULL OR list_contains(want_ids, c.trace_id))
 ), attention AS (
     -- attention: the outermost attention op (aten::scaled_dot_product_attention rather than the
     -- backend it chose, so that two vendors' calls pair by name)
@@ -107,9 +95,12 @@ WITH r AS (
     SELECT * FROM attention UNION ALL SELECT * FROM compute UNION ALL SELECT * FROM light
 ), activity AS (
     SELECT d.trace_id, d.dur_ns, r.pid, r.tid, r.ts_ns AS launch_ns
-    FROM (SELECT trace_id, correlation, dur_ns FROM kernels WHERE _in_scope(trace_id)
-          UNION ALL SELECT trace_id, correlation, dur_ns FROM memory_ops WHERE _in_scope(trace_id)) d
-    JOIN _launch_calls r ON r.trace_id = d.trace_id AND r.correlation = d.correlation
+    FROM (SELECT trace_id, correlation, dur_ns FROM kernels
+          WHERE _in_scope(trace_id) AND (want_ids IS NULL OR list_contains(want_ids, trace_id))
+          UNION ALL SELECT trace_id, correlation, dur_ns FROM memory_ops
+          WHERE _in_scope(trace_id) AND (want_ids IS NULL OR list_contains(want_ids, trace_id))) d
+    JOIN (SELECT * FROM _launch_calls WHERE want_ids IS NULL OR list_contains(want_ids, trace_id)) r
+      ON r.trace_id = d.trace_id AND r.correlation = d.correlation
 ), timed AS (
     SELECT c.trace_id, c.event_id, count(*) AS kernels, sum(a.dur_ns) AS gpu_ns
     FROM activity a
@@ -227,6 +218,23 @@ FROM calls c
 LEFT JOIN work w USING (trace_id, event_id)
 LEFT JOIN timed t USING (trace_id, event_id);
 
+-- One operator call's work from its shapes (the header above says which formula applies).
+-- Columns:
+--   trace_id   trace of the call
+--   event_id   the cpu_op's event in cpu_ops
+--   cpu_op     operator name
+--   family     gemm, attention, conv, elementwise or memory (perf_family)
+--   shape      the shape that decides its work: GEMM 'M×N×K' (with 'B× ' batches and '+bias'),
+--              attention 'B×H×N_q×N_kv×d' (with ' causal'), convolution 'input * weight /stride',
+--              others the input dims
+--   dtype      data type of its first input (Input type)
+--   flops      floating-point operations of one call (NULL when the shapes do not say)
+--   bytes      bytes moved by one call (NULL when the shapes do not say)
+--   reason     why flops or bytes are NULL, else NULL
+--   kernels    kernels, memcpys and memsets it launched
+--   gpu_ns     their durations summed
+CREATE OR REPLACE VIEW op_work AS SELECT * FROM op_work_of(NULL);
+
 -- Kernels replayed from a CUDA/HIP graph carry no shapes: their cpu_ops ran when the graph was
 -- captured. Where the capture trace of the same run is loaded too (vLLM and SGLang can write both),
 -- each replay is matched to the launches recorded at capture: the graph's kernels run in the order
@@ -296,6 +304,44 @@ FROM traces t
 LEFT JOIN _device_peaks_ordered p ON t.device_name IS NOT NULL AND regexp_matches(t.device_name, p.regex, 'i')
 QUALIFY row_number() OVER (PARTITION BY t.trace_id ORDER BY p.rank NULLS LAST) = 1;
 
+-- The calls of the traces of a list of trace ids (NULL: every trace) on their roofline, reading
+-- those traces' rows (and their capture traces') alone (table macro): the rows of op_roofline,
+-- below, for those traces.
+CREATE OR REPLACE MACRO op_roofline_of(want_ids) AS TABLE
+WITH matched AS MATERIALIZED (
+    SELECT * FROM replayed_kernel_calls WHERE want_ids IS NULL OR list_contains(want_ids, trace_id)
+), replayed AS (
+    -- a replay's kernels, counted to the captured calls (replayed_kernel_calls) with their shapes:
+    -- one call per captured call and replay of the graph
+    SELECT m.trace_id, m.call_event_id AS event_id, o.cpu_op, o.family, o.shape, o.dtype, o.flops, o.bytes,
+           o.reason, count(*) AS kernels, sum(k.dur_ns) AS gpu_ns
+    FROM matched m
+    JOIN kernels k ON k.trace_id = m.trace_id AND k.kernel_id = m.kernel_id
+    JOIN op_work_of((SELECT coalesce(list(DISTINCT capture_id), []) FROM matched)) o
+      ON o.trace_id = m.capture_id AND o.event_id = m.call_event_id
+    GROUP BY m.trace_id, m.launch_id, m.call_event_id, o.cpu_op, o.family, o.shape, o.dtype, o.flops, o.bytes, o.reason
+), calls AS (
+    SELECT * FROM op_work_of(want_ids) UNION ALL SELECT * FROM replayed
+), w AS (
+    SELECT o.*, p.device,
+           CASE peak_dtype(o.dtype) WHEN 'fp32' THEN p.fp32 WHEN 'bf16' THEN p.bf16 WHEN 'fp16' THEN p.fp16
+                                    WHEN 'fp8' THEN p.fp8 END AS peak_tflops,
+           p.mem_tbps AS peak_tbps
+    FROM calls o JOIN trace_peaks p USING (trace_id)
+)
+SELECT trace_id, event_id, cpu_op, family, shape, dtype, flops, bytes, reason, kernels, gpu_ns,
+       flops / nullif(bytes, 0) AS intensity,
+       flops / nullif(gpu_ns, 0) / 1000 AS tflops, bytes / nullif(gpu_ns, 0) / 1000 AS tbps,
+       peak_tflops, peak_tbps,
+       CASE WHEN bytes IS NULL AND flops IS NULL THEN NULL
+            WHEN flops IS NULL THEN 'memory'
+            WHEN peak_tflops IS NULL OR peak_tbps IS NULL THEN NULL
+            WHEN flops / nullif(bytes, 0) >= peak_tflops / peak_tbps THEN 'compute' ELSE 'memory' END AS bound,
+       100 * CASE WHEN flops IS NULL AND bytes IS NOT NULL THEN bytes / nullif(gpu_ns, 0) / 1000 / peak_tbps
+                  WHEN flops / nullif(bytes, 0) >= peak_tflops / peak_tbps THEN flops / nullif(gpu_ns, 0) / 1000 / peak_tflops
+                  ELSE bytes / nullif(gpu_ns, 0) / 1000 / peak_tbps END AS peak_pct
+FROM w;
+
 -- Each call's place on its device's roofline: op_work with the trace's peaks, and in a replay trace
 -- the captured calls its graph kernels were matched to (replayed_kernel_calls; event_id is then the
 -- captured cpu_op's, in the capture trace).
@@ -320,37 +366,7 @@ QUALIFY row_number() OVER (PARTITION BY t.trace_id ORDER BY p.rank NULLS LAST) =
 --   bound        compute or memory: the side of the ridge point (peak_tflops / peak_tbps FLOP per
 --                byte) its intensity falls on; memory for a call without FLOPs
 --   peak_pct     achieved share of the bound resource's peak, percent
-CREATE OR REPLACE VIEW op_roofline AS
-WITH replayed AS (
-    -- a replay's kernels, counted to the captured calls (replayed_kernel_calls) with their shapes:
-    -- one call per captured call and replay of the graph
-    SELECT m.trace_id, m.call_event_id AS event_id, o.cpu_op, o.family, o.shape, o.dtype, o.flops, o.bytes,
-           o.reason, count(*) AS kernels, sum(k.dur_ns) AS gpu_ns
-    FROM replayed_kernel_calls m
-    JOIN kernels k ON k.trace_id = m.trace_id AND k.kernel_id = m.kernel_id
-    JOIN op_work o ON o.trace_id = m.capture_id AND o.event_id = m.call_event_id
-    GROUP BY m.trace_id, m.launch_id, m.call_event_id, o.cpu_op, o.family, o.shape, o.dtype, o.flops, o.bytes, o.reason
-), calls AS (
-    SELECT * FROM op_work UNION ALL SELECT * FROM replayed
-), w AS (
-    SELECT o.*, p.device,
-           CASE peak_dtype(o.dtype) WHEN 'fp32' THEN p.fp32 WHEN 'bf16' THEN p.bf16 WHEN 'fp16' THEN p.fp16
-                                    WHEN 'fp8' THEN p.fp8 END AS peak_tflops,
-           p.mem_tbps AS peak_tbps
-    FROM calls o JOIN trace_peaks p USING (trace_id)
-)
-SELECT trace_id, event_id, cpu_op, family, shape, dtype, flops, bytes, reason, kernels, gpu_ns,
-       flops / nullif(bytes, 0) AS intensity,
-       flops / nullif(gpu_ns, 0) / 1000 AS tflops, bytes / nullif(gpu_ns, 0) / 1000 AS tbps,
-       peak_tflops, peak_tbps,
-       CASE WHEN bytes IS NULL AND flops IS NULL THEN NULL
-            WHEN flops IS NULL THEN 'memory'
-            WHEN peak_tflops IS NULL OR peak_tbps IS NULL THEN NULL
-            WHEN flops / nullif(bytes, 0) >= peak_tflops / peak_tbps THEN 'compute' ELSE 'memory' END AS bound,
-       100 * CASE WHEN flops IS NULL AND bytes IS NOT NULL THEN bytes / nullif(gpu_ns, 0) / 1000 / peak_tbps
-                  WHEN flops / nullif(bytes, 0) >= peak_tflops / peak_tbps THEN flops / nullif(gpu_ns, 0) / 1000 / peak_tflops
-                  ELSE bytes / nullif(gpu_ns, 0) / 1000 / peak_tbps END AS peak_pct
-FROM w;
+CREATE OR REPLACE VIEW op_roofline AS SELECT * FROM op_roofline_of(NULL);
 
 -- Each (cpu_op, shape, dtype) of a trace on its roofline: calls, time, achieved rates and the share
 -- of the bounding peak (table macro).
@@ -380,8 +396,10 @@ WITH g AS (
            sum(r.gpu_ns) AS total_ns, any_value(r.flops) AS flops, any_value(r.bytes) AS bytes,
            sum(r.flops) AS all_flops, sum(r.bytes) AS all_bytes, any_value(r.peak_tflops) AS peak_tflops,
            any_value(r.peak_tbps) AS peak_tbps, any_value(r.reason) AS reason
-    FROM op_roofline r JOIN traces t USING (trace_id)
-    WHERE r.gpu_ns > 0 AND (want_trace IS NULL OR is_trace(t.name, t.trace_id, want_trace))
+    FROM op_roofline_of((SELECT list(trace_id) FROM traces
+                         WHERE want_trace IS NULL OR is_trace(name, trace_id, want_trace))) r
+    JOIN traces t USING (trace_id)
+    WHERE r.gpu_ns > 0
     GROUP BY ALL
 ), r AS (
     SELECT *, flops / nullif(bytes, 0) AS intensity, all_flops / total_ns / 1000 AS tflops,
