@@ -265,3 +265,14 @@ def test_serving_gemm_ops_read_as_linear(con, tmp_path):
     assert got == [("vllm::rocm_unquantized_gemm", "32×5120×2880+bias", 2 * 32 * 5120 * 2880 + 32 * 5120,
                     (32 * 2880 + 2880 * 5120 + 32 * 5120 + 5120) * 2),
                    ("aiter::gemm_a16w16", "32×4096×4096", 2 * 32 * 4096 * 4096, (32 * 4096 * 2 + 4096 * 4096) * 2)]
+
+
+def test_a_dtype_without_a_compute_peak_gets_no_percentage(con, tmp_path):
+    b = KinetoTrace()
+    b.x("cpu_op", "aten::mm", 0, 50, **{"External id": 1, "Input Dims": [[64, 64], [64, 64]],
+                                       "Input type": ["double", "double"]})
+    b.kernel("gemm_fp64", 5, 1000, dur=4, ext=1)
+    trace = load(con, b.write(tmp_path / "fp64.json"))
+    row = con.execute("SELECT flops, peak_tflops, bound, peak_pct FROM op_roofline WHERE trace_id = ?",
+                      [trace.trace_id]).fetchone()
+    assert row == (2 * 64 ** 3, None, None, None)

@@ -274,3 +274,17 @@ def test_two_runs_of_one_rank_are_not_matched(con, tmp_path):
     assert con.execute("SELECT count(*) FROM traces").fetchone()[0] == 3
     assert con.execute("SELECT count(*) FROM distributed_jobs").fetchone()[0] == 0
     assert con.execute("SELECT count(*) FROM collective_ranks").fetchone()[0] == 0
+
+
+def test_ranks_of_one_job_listing_their_own_groups_are_one_job(con, tmp_path):
+    """Each rank's distributedInfo lists only the process groups it is in (tensor parallel [0, 1]
+    on rank 0, [2, 3] on rank 2): still one job."""
+    def info(rank):
+        tp = [0, 1] if rank < 2 else [2, 3]
+        return {"backend": "nccl", "rank": rank, "world_size": 4, "pg_count": 2, "nccl_version": "2.21.5",
+                "pg_config": [{"pg_name": "0", "pg_desc": "default_pg", "pg_size": 4, "ranks": [0, 1, 2, 3]},
+                              {"pg_name": "1", "pg_desc": "tp", "pg_size": 2, "ranks": tp}]}
+    for rank in (0, 2):
+        load(con, rank_trace(tmp_path / f"r{rank}.json", rank, LATE, info=info(rank)), name=f"rank{rank}")
+    assert con.execute("SELECT count(DISTINCT job), count(*) FROM distributed_jobs").fetchone() == (1, 2)
+    assert con.execute("SELECT count(*) FROM collective_ranks").fetchone()[0] == 6

@@ -94,9 +94,10 @@ SELECT trace_id, kernel_id, op, phase, step, name, ts_ns, dur_ns, cpu_op, proces
             ELSE 1.0 END AS bus_factor
 FROM typical;
 
--- Traces of one distributed job, loaded side by side: traces whose distributedInfo is the same but
--- for the rank (backend, world size, process groups, library version), each rank loaded once. Two
--- loads of one rank (two runs of the same job) make the job ambiguous, and it is left out.
+-- Traces of one distributed job, loaded side by side: traces whose distributedInfo has the same
+-- backend, world size and library version (every rank records these alike; each lists only the
+-- process groups it is in), each rank loaded once. Two loads of one rank (two runs of the same
+-- job) make the job ambiguous, and it is left out.
 -- Columns:
 --   trace_id    trace of one rank
 --   job         the job: the smallest trace_id among its traces
@@ -105,7 +106,10 @@ FROM typical;
 --   loaded      ranks of the job loaded (2 or more)
 CREATE OR REPLACE VIEW distributed_jobs AS
 WITH info AS (
-    SELECT trace_id, md5(json_merge_patch(value, '{"rank": null}')::VARCHAR) AS job_key,
+    -- what every rank of a job records alike: each rank lists only the process groups it is in
+    SELECT trace_id, md5(json_object('backend', json_extract(value, '$.backend'),
+                                     'world_size', json_extract(value, '$.world_size'),
+                                     'nccl_version', json_extract(value, '$.nccl_version'))::VARCHAR) AS job_key,
            TRY_CAST(json_extract(value, '$.rank') AS INTEGER) AS rank,
            TRY_CAST(json_extract(value, '$.world_size') AS INTEGER) AS world_size
     FROM trace_metadata

@@ -247,7 +247,8 @@ CREATE OR REPLACE VIEW op_work AS SELECT * FROM op_work_of(NULL);
 --   capture_id      the capture trace it was matched to
 --   launch_id       the graph launch (one replay of the graph)
 --   kernel_id       the replayed kernel
---   call_event_id   the captured cpu_op (in the capture trace) that launched it
+--   call_event_id   the captured cpu_op (in the capture trace) that launched it (op_roofline counts
+--                   the kernel to the modelled call holding that op)
 --   matched_pct     share of the replay's kernels whose names agree at the chosen offset
 CREATE OR REPLACE VIEW replayed_kernel_calls AS
 WITH rep AS MATERIALIZED (
@@ -313,13 +314,19 @@ WITH matched AS MATERIALIZED (
 ), replayed AS (
     -- a replay's kernels, counted to the captured calls (replayed_kernel_calls) with their shapes:
     -- one call per captured call and replay of the graph
-    SELECT m.trace_id, m.call_event_id AS event_id, o.cpu_op, o.family, o.shape, o.dtype, o.flops, o.bytes,
+    SELECT m.trace_id, o.event_id, o.cpu_op, o.family, o.shape, o.dtype, o.flops, o.bytes,
            o.reason, count(*) AS kernels, sum(k.dur_ns) AS gpu_ns
     FROM matched m
     JOIN kernels k ON k.trace_id = m.trace_id AND k.kernel_id = m.kernel_id
+    -- the captured call is the modelled op whose span on its thread holds the op that launched
+    -- the kernel (aten::convolution around aten::cudnn_convolution, the attention op around its
+    -- backend's), as a live call's kernels are counted
+    JOIN cpu_ops launcher ON launcher.trace_id = m.capture_id AND launcher.event_id = m.call_event_id
+    JOIN cpu_ops called ON called.trace_id = m.capture_id AND called.pid = launcher.pid AND called.tid = launcher.tid
+                       AND called.ts_ns <= launcher.ts_ns AND launcher.ts_ns <= called.ts_ns + called.dur_ns
     JOIN op_work_of((SELECT coalesce(list(DISTINCT capture_id), []) FROM matched)) o
-      ON o.trace_id = m.capture_id AND o.event_id = m.call_event_id
-    GROUP BY m.trace_id, m.launch_id, m.call_event_id, o.cpu_op, o.family, o.shape, o.dtype, o.flops, o.bytes, o.reason
+      ON o.trace_id = m.capture_id AND o.event_id = called.event_id
+    GROUP BY m.trace_id, m.launch_id, o.event_id, o.cpu_op, o.family, o.shape, o.dtype, o.flops, o.bytes, o.reason
 ), calls AS (
     SELECT * FROM op_work_of(want_ids) UNION ALL SELECT * FROM replayed
 ), w AS (
@@ -338,6 +345,7 @@ SELECT trace_id, event_id, cpu_op, family, shape, dtype, flops, bytes, reason, k
             WHEN peak_tflops IS NULL OR peak_tbps IS NULL THEN NULL
             WHEN flops / nullif(bytes, 0) >= peak_tflops / peak_tbps THEN 'compute' ELSE 'memory' END AS bound,
        100 * CASE WHEN flops IS NULL AND bytes IS NOT NULL THEN bytes / nullif(gpu_ns, 0) / 1000 / peak_tbps
+                  WHEN peak_tflops IS NULL THEN NULL  -- no compute peak for its dtype: no ridge to place it by
                   WHEN flops / nullif(bytes, 0) >= peak_tflops / peak_tbps THEN flops / nullif(gpu_ns, 0) / 1000 / peak_tflops
                   ELSE bytes / nullif(gpu_ns, 0) / 1000 / peak_tbps END AS peak_pct
 FROM w;
@@ -412,6 +420,7 @@ SELECT trace_id, trace, cpu_op, family, shape, dtype, calls, total_ns, flops, by
             WHEN intensity IS NULL OR peak_tflops IS NULL OR peak_tbps IS NULL THEN NULL
             WHEN intensity >= peak_tflops / peak_tbps THEN 'compute' ELSE 'memory' END AS bound,
        100 * CASE WHEN flops IS NULL AND bytes IS NOT NULL THEN tbps / peak_tbps
+                  WHEN peak_tflops IS NULL THEN NULL  -- no compute peak for its dtype: no ridge to place it by
                   WHEN intensity >= peak_tflops / peak_tbps THEN tflops / peak_tflops
                   ELSE tbps / peak_tbps END AS peak_pct,
        reason
