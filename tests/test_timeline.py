@@ -288,3 +288,24 @@ def test_ranks_of_one_job_listing_their_own_groups_are_one_job(con, tmp_path):
         load(con, rank_trace(tmp_path / f"r{rank}.json", rank, LATE, info=info(rank)), name=f"rank{rank}")
     assert con.execute("SELECT count(DISTINCT job), count(*) FROM distributed_jobs").fetchone() == (1, 2)
     assert con.execute("SELECT count(*) FROM collective_ranks").fetchone()[0] == 6
+
+
+def test_a_call_run_as_two_kernels_matches_as_one(con, tmp_path):
+    """Matched by order (no Seq): rank 1 runs its second all-reduce as two kernels of one call; the
+    calls after it still pair with the other rank's."""
+    for rank in (0, 1):
+        b = Built()
+        t = 0
+        for i in range(3):
+            b.x("cpu_op", "record_param_comms", t, 5, **{"External id": i + 1, "Collective name": "allreduce",
+                                                        "dtype": "BFloat16", "In msg nelems": 1024,
+                                                        "Out msg nelems": 1024, "Group size": 2, "Rank": rank,
+                                                        "Process Group Name": "0"})
+            b.on(ALL_REDUCE, t + 1, t + 100, 10, stream(9), ext=i + 1)
+            if rank == 1 and i == 1:
+                b.on(ALL_REDUCE, t + 2, t + 120, 10, stream(9), ext=i + 1)  # the same call's second kernel
+            t += 1000
+        dist = {"backend": "nccl", "rank": rank, "world_size": 2, "nccl_version": "2.21.5"}
+        load(con, b.write(tmp_path / f"r{rank}.json", distributedInfo=dist), name=f"r{rank}")
+    calls = con.execute("SELECT seq, ranks, skew_ns FROM collective_ranks ORDER BY seq").fetchall()
+    assert calls == [(1, 2, 0), (2, 2, 0), (3, 2, 0)]

@@ -152,15 +152,21 @@ WHERE j.loaded >= 2 AND j.loaded = j.ranks AND i.world_size > 1;
 --                  that did; NULL when all started at once)
 --   last_trace_id  trace of the last rank (NULL when all started at once)
 CREATE OR REPLACE VIEW collective_ranks AS
-WITH c AS (
+WITH calls AS (
+    -- one kernel per call and rank: the first, should a call run several (one Seq, or one call)
     SELECT j.job, c.trace_id, j.rank, c.process_group, c.op, c.phase, c.step, c.bytes, c.ts_ns, c.dur_ns,
-           c.seq IS NOT NULL AS by_seq,
-           coalesce(c.seq, row_number() OVER (PARTITION BY c.trace_id, c.process_group, c.op
-                                              ORDER BY c.ts_ns, c.kernel_id)) AS seq
+           c.kernel_id, c.seq AS recorded_seq
     FROM collective_calls c JOIN distributed_jobs j USING (trace_id)
-    -- one kernel per call and rank: the first, should a call run several
+    JOIN kernel_facts f ON f.trace_id = c.trace_id AND f.kernel_id = c.kernel_id
     QUALIFY row_number() OVER (PARTITION BY c.trace_id, c.process_group, c.op, c.seq IS NOT NULL,
-                                            coalesce(c.seq, c.kernel_id) ORDER BY c.ts_ns, c.kernel_id) = 1
+                                            coalesce(c.seq, f.call_id, c.kernel_id) ORDER BY c.ts_ns, c.kernel_id) = 1
+), c AS (
+    -- then numbered in order where no Seq is recorded
+    SELECT job, trace_id, rank, process_group, op, phase, step, bytes, ts_ns, dur_ns,
+           recorded_seq IS NOT NULL AS by_seq,
+           coalesce(recorded_seq, row_number() OVER (PARTITION BY trace_id, process_group, op
+                                                     ORDER BY ts_ns, kernel_id)) AS seq
+    FROM calls
 )
 SELECT job, process_group, op, seq, by_seq,
        arg_min(phase, rank) AS phase, arg_min(step, rank) AS step,
