@@ -156,3 +156,19 @@ def test_corpus_traces_with_module_frames(con, name, layers, module):
                       "min(regexp_extract(layer_module, '^(.*)_[0-9]+$', 1)) "
                       "FROM kernel_facts WHERE trace_id = ? AND layer IS NOT NULL", [trace.trace_id]).fetchone()
     assert got == (layers, "module", module)
+
+
+def test_a_stray_module_frame_leaves_the_markers_to_decide(con, tmp_path):
+    """No steps, no model module frame: two layers of attention launched outside any module, and a
+    sampler module called once after them. The sampler does not make the trace's passes: the
+    marker rule still finds the two layers."""
+    b = ModelTrace()
+    for _ in range(2):
+        b.launch(GEMM["nvidia"])
+        b.launch("void flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 64, 128, 4> >(flash::Flash_fwd_params)")
+        b.launch(ADD)
+    b.module("Sampler_0", lambda: b.launch(HEAD))
+    trace = load(con, b.write(tmp_path / "stray.json"))
+    got = con.execute("SELECT count(DISTINCT layer) FILTER (layer IS NOT NULL), min(layer_source), "
+                      "count(DISTINCT forward_pass) FROM kernel_facts WHERE trace_id = ?", [trace.trace_id]).fetchone()
+    assert got == (2, "marker", 1)

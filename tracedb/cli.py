@@ -620,5 +620,18 @@ def main() -> None:
             show()
         sys.exit(getattr(exc, "exit_code", 2))
 
+
+def run() -> None:
+    """The command's entry point: main, then Ctrl-C ignored while the interpreter shuts down — the
+    command has said what it did, and a signal then would kill the process without a word (and
+    with no exit status of ours)."""
+    import signal
+
+    try:
+        main()
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 if __name__ == "__main__":
-    main()
+    run()

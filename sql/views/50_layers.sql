@@ -2,8 +2,8 @@
 --
 -- A forward pass is a kernel's iteration (kernel_phases: a phase step, else a ProfilerStep, else
 -- a step found from the model's frames). A trace without steps has one pass per call of the
--- model's outermost module where it records module frames (nn.Module: Owlv2ForObjectDetection_0,
--- called five times: five passes), else the whole trace is one pass.
+-- model's outermost module where such calls launch most of its kernels (nn.Module:
+-- Owlv2ForObjectDetection_0, called five times: five passes), else the whole trace is one pass.
 --
 -- Module rule, first: a trace recorded with module frames (with_modules) names its layers. The
 -- layer modules are the classes named like a layer (ending in Layer or Block: BertLayer,
@@ -111,8 +111,8 @@ GROUP BY t.trace_id;
 --   trace_id      trace
 --   kernel_id     row of kernels
 --   forward_pass  iteration of the kernel; for a trace without steps, the order (0, 1, ...) of the
---                 outermost module call that launched it (NULL outside every call) where the trace
---                 records module frames, else 0; NULL outside
+--                 outermost module call that launched it (NULL outside every call) where such calls
+--                 launch most of the trace's kernels, else 0; NULL outside
 --   seq           1, 2, ... in start order within the pass
 --   op            operation family
 --   is_marker     true for a layer-marker kernel
@@ -126,8 +126,6 @@ GROUP BY t.trace_id;
 CREATE OR REPLACE VIEW _pass_kernels AS
 WITH stepped AS (
     SELECT DISTINCT trace_id FROM kernel_phases WHERE iteration IS NOT NULL
-), moduled AS (
-    SELECT DISTINCT trace_id FROM _module_calls WHERE top_level
 ), tops AS (
     SELECT trace_id, pid, tid, ts_ns, end_ns,
            row_number() OVER (PARTITION BY trace_id ORDER BY ts_ns, event_id) - 1 AS top_call
@@ -147,6 +145,11 @@ WITH stepped AS (
     FROM launched l
     ASOF JOIN _layer_calls c ON c.trace_id = l.trace_id AND c.pid = l.pid AND c.tid = l.tid AND c.ts_ns <= l.ts_ns
     WHERE l.ts_ns < c.end_ns
+), moduled AS (
+    -- traces whose outermost module calls hold most of their kernels' launches: their passes; a
+    -- stray top-level module (a sampler called outside the model) does not make a trace's passes
+    SELECT l.trace_id FROM launched l LEFT JOIN in_top t USING (trace_id, kernel_id)
+    GROUP BY l.trace_id HAVING 2 * count(t.top_call) > count(*)
 ), passes AS (
     SELECT k.trace_id, k.kernel_id, k.correlation, k.name, k.ts_ns, o.op,
            CASE WHEN a.trace_id IS NOT NULL THEN p.iteration
