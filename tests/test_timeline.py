@@ -112,6 +112,12 @@ def test_the_same_hole_in_every_step_is_one_finding(con, tmp_path, db_path):
         ("host launched late", "sampler.py(7): sample", 3, 3 * 29_990 * US, "1, 2, 3")]
 
 
+def comms_args(ext, rank, group_size, **more) -> dict:
+    """record_param_comms args of an all-reduce of 1,024 bf16 elements in process group "0"."""
+    return {"External id": ext, "Collective name": "allreduce", "dtype": "BFloat16", "In msg nelems": 1024,
+            "Out msg nelems": 1024, "Group size": group_size, "Rank": rank, "Process Group Name": "0", **more}
+
+
 def collectives_trace(path, rank=0, slow_step=2, flavour="nvidia") -> Path:
     """Three steps of four all-reduces of 1,024 bf16 elements in a group of 4 (10 µs each), one of
     which waits 2 ms for a late rank in step slow_step."""
@@ -123,9 +129,7 @@ def collectives_trace(path, rank=0, slow_step=2, flavour="nvidia") -> Path:
         for i in range(4):
             ext += 1
             slow = step + 1 == slow_step and i == 1
-            b.x("cpu_op", "record_param_comms", t + 1000 * i, 5, **{
-                "External id": ext, "Collective name": "allreduce", "dtype": "BFloat16", "In msg nelems": 1024,
-                "Out msg nelems": 1024, "Group size": 4, "Rank": rank, "Process Group Name": "0"})
+            b.x("cpu_op", "record_param_comms", t + 1000 * i, 5, **comms_args(ext, rank, 4))
             b.on(ALL_REDUCE, t + 1000 * i + 1, t + 10_000 * i + 100, 2010 if slow else 10, stream(9), ext=ext)
     return b.write(path)
 
@@ -220,9 +224,7 @@ def rank_trace(path, rank, late, world=4, seq=True, info=None) -> Path:
             ext += 1
             late_rank, delay = late.get((step, i), (None, 0))
             start = t + 10_000 * i + 100 + (delay if rank == late_rank else 0)
-            args = {"External id": ext, "Collective name": "allreduce", "dtype": "BFloat16",
-                    "In msg nelems": 1024, "Out msg nelems": 1024, "Group size": world, "Rank": rank,
-                    "Process Group Name": "0"}
+            args = comms_args(ext, rank, world)
             if seq:
                 args["Seq"] = 7 + 3 * step + i
             b.x("cpu_op", "record_param_comms", start - 50, 5, **args)
@@ -297,10 +299,7 @@ def test_a_call_run_as_two_kernels_matches_as_one(con, tmp_path):
         b = Built()
         t = 0
         for i in range(3):
-            b.x("cpu_op", "record_param_comms", t, 5, **{"External id": i + 1, "Collective name": "allreduce",
-                                                        "dtype": "BFloat16", "In msg nelems": 1024,
-                                                        "Out msg nelems": 1024, "Group size": 2, "Rank": rank,
-                                                        "Process Group Name": "0"})
+            b.x("cpu_op", "record_param_comms", t, 5, **comms_args(i + 1, rank, 2))
             b.on(ALL_REDUCE, t + 1, t + 100, 10, stream(9), ext=i + 1)
             if rank == 1 and i == 1:
                 b.on(ALL_REDUCE, t + 2, t + 120, 10, stream(9), ext=i + 1)  # the same call's second kernel
