@@ -58,6 +58,20 @@ SELECT trace_id, event_id, pid, tid, ts_ns, end_ns, module, nullif(class, '') AS
                                   ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), ts_ns) <= ts_ns AS top_level
 FROM m;
 
+-- The calls of the model's outermost module, numbered in time order: a trace's forward passes
+-- where it has no steps (_pass_kernels), and what a layer module's repeats are counted within.
+-- Columns:
+--   trace_id   trace
+--   pid        process running the call
+--   tid        thread running the call
+--   ts_ns      start, nanoseconds
+--   end_ns     end, nanoseconds
+--   top_call   0-based order of the call in the trace
+CREATE OR REPLACE VIEW _top_module_calls AS
+    SELECT trace_id, pid, tid, ts_ns, end_ns,
+           row_number() OVER (PARTITION BY trace_id ORDER BY ts_ns, event_id) - 1 AS top_call
+    FROM _module_calls WHERE top_level;
+
 -- The calls of the model's layer modules (the module rule above), each with the call of the
 -- outermost module it runs in.
 -- Columns:
@@ -70,9 +84,7 @@ FROM m;
 --   top_call   0-based order of the outermost module call it runs in, in the trace
 CREATE OR REPLACE VIEW _layer_calls AS
 WITH tops AS (
-    SELECT trace_id, pid, tid, ts_ns, end_ns,
-           row_number() OVER (PARTITION BY trace_id ORDER BY ts_ns, event_id) - 1 AS top_call
-    FROM _module_calls WHERE top_level
+    SELECT * FROM _top_module_calls
 ), candidates AS (
     SELECT c.trace_id, c.event_id, c.pid, c.tid, c.ts_ns, c.end_ns, c.module, c.class, t.top_call
     FROM (SELECT * FROM _module_calls WHERE is_layer_class(class)) c
@@ -127,9 +139,7 @@ CREATE OR REPLACE VIEW _pass_kernels AS
 WITH stepped AS (
     SELECT DISTINCT trace_id FROM kernel_phases WHERE iteration IS NOT NULL
 ), tops AS (
-    SELECT trace_id, pid, tid, ts_ns, end_ns,
-           row_number() OVER (PARTITION BY trace_id ORDER BY ts_ns, event_id) - 1 AS top_call
-    FROM _module_calls WHERE top_level
+    SELECT * FROM _top_module_calls
 ), launched AS (
     -- where each kernel was launched from: the thread and time of its runtime call
     SELECT f.trace_id, f.kernel_id, r.pid, r.tid, r.ts_ns
