@@ -104,6 +104,52 @@ def test_events_sql_cannot_take_exactly(tmp_path, monkeypatch):
                        "integer beyond 64 bits"]
 
 
+def test_times_read_as_decimals_agree_with_python(tmp_path, monkeypatch):
+    """ts and dur are read as DECIMAL(38, 9) from the number's text: booleans (which read as 1 and
+    0), digits beyond the ninth decimal, integers, quoted numbers, exponents, a long ts nested in
+    args or in another key, a ts after args, long numbers in arrays and under keys ending in "ts":
+    each typed exactly as the streaming reader types it."""
+    rows = [
+        '{"ph": "X", "cat": "kernel", "name": "bool_ts", "pid": 0, "tid": 1, "ts": true, "dur": 1}',
+        '{"ph": "X", "cat": "kernel", "name": "bool_dur", "pid": 0, "tid": 1, "ts": 1, "dur": false}',
+        '{"ph": "X", "cat": "kernel", "name": "tenth", "pid": 0, "tid": 1, "ts": 1.0000000001, "dur": 1.0000000006}',
+        '{"ph": "X", "cat": "kernel", "name": "tie", "pid": 0, "tid": 1, "ts": 2.0005, "dur": 2.0015}',
+        '{"ph": "X", "cat": "kernel", "name": "int", "pid": 0, "tid": 1, "ts": 1736413971558972, "dur": 0}',
+        '{"ph": "X", "cat": "kernel", "name": "quoted", "pid": 0, "tid": 1, "ts": " 12.5 ", "dur": "3"}',
+        '{"ph": "X", "cat": "kernel", "name": "exp", "pid": 0, "tid": 1, "ts": 1.5e3, "dur": 2E-3}',
+        '{"ph": "X", "cat": "kernel", "name": "nested", "pid": 0, "tid": 1, "ts": 12.5, "dur": 1,'
+        ' "args": {"ts": 1736413971558972.9123456}}',
+        '{"ph": "X", "cat": "kernel", "name": "nested_key", "pid": 0, "tid": 1, "ts": 12.5, "dur": 1,'
+        ' "stack": [{"ts": 0.30000000000000001}]}',
+        '{"ph": "X", "cat": "kernel", "name": "after_args", "pid": 0, "tid": 1, "args": {"a": 1},'
+        ' "ts": 1736413971558972.912, "dur": 1}',
+        '{"ph": "X", "cat": "kernel", "name": "array", "pid": 0, "tid": 1, "ts": 1, "dur": 1,'
+        ' "args": {"a": [1, 0.30000000000000001]}}',
+        '{"ph": "X", "cat": "kernel", "name": "key_ts", "pid": 0, "tid": 1, "ts": 1, "dur": 1,'
+        ' "args": {"counts": 0.30000000000000001, "s": 0.10000000000000001}}',
+        '{"ph": "X", "cat": "kernel", "name": "huge", "pid": 0, "tid": 1, "ts": 123456789012345678901234567890.5}',
+        '{"ph": "X", "cat": "kernel", "name": "plain", "pid": 0, "tid": 1, "ts": 1736413971558972.912, "dur": 2.5,'
+        ' "args": {"External id": 7, "grid": [1, 2, 3]}}',
+    ]
+    path = tmp_path / "decimals.json"
+    path.write_text('{"traceEvents": [\n' + ",\n".join(rows) + "\n]}")
+    bulk_con, stream_con = _load_both(tmp_path, path, monkeypatch)
+    assert _snapshot(bulk_con) == _snapshot(stream_con)
+    times = {name: (ts, dur) for name, ts, dur in bulk_con.execute("SELECT name, ts_ns, dur_ns FROM kernels").fetchall()}
+    assert times["tenth"] == (1000, 1000) and times["tie"] == (2000, 2002)  # half to even
+    assert times["int"] == (1736413971558972000, 0) and times["quoted"] == (12500, 3000)
+    assert times["exp"] == (1500000, 2) and times["after_args"] == (1736413971558972912, 1000)
+    assert times["plain"] == (1736413971558972912, 2500)
+    args = dict(bulk_con.execute("SELECT name, args::VARCHAR FROM kernels WHERE args IS NOT NULL").fetchall())
+    assert "1736413971558972.9123456" in args["nested"] and "0.30000000000000001" in args["array"]
+    assert "0.30000000000000001" in args["key_ts"] and "0.10000000000000001" in args["key_ts"]
+    reasons = dict(bulk_con.execute("SELECT json_extract_string(raw, '$.name'), reason FROM rejected_events").fetchall())
+    assert set(reasons) == {"bool_ts", "bool_dur", "huge"}
+    assert reasons["bool_ts"].startswith("ts is not a number") and reasons["bool_dur"].startswith("dur is not a number")
+    # the plain event is typed by SQL, not by the Python path
+    assert bulk_con.execute("SELECT count(*) FROM kernels").fetchone()[0] == len(rows) - 3
+
+
 def test_nan_costs_its_event_only(tmp_path):
     path = write_trace(tmp_path / "nan.json", [
         {"ph": "X", "cat": "kernel", "name": "a", "pid": 0, "tid": 1, "ts": 1, "dur": 1},

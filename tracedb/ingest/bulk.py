@@ -4,7 +4,8 @@ Two steps:
 
 1. read_raw, before the load's transaction: a feeder thread cuts the bytes of the event list
    (decompressed, without the metadata around it) into segment files of about SEGMENT bytes, each
-   a JSON array of whole events, and read_json_objects appends each to the temporary table _raw:
+   a JSON array of whole events, and read_json_objects appends them, BATCH at a time, to the
+   temporary table _raw:
    one row per event with its exact text, in file order, so that the rowid is the event's index.
    The next segment is written while DuckDB parses the current one. (DuckDB keeps everything it
    reads from a pipe in memory, hence files; segments keep the disk use small.)
@@ -45,7 +46,10 @@ from .source import TraceStream
 from .writer import append_staged_lists
 
 CHUNK = 1 << 20
-SEGMENT = 16 << 20  # bytes of events per segment file
+SEGMENT = 4 << 20  # bytes of events per segment file
+# Segments read by one statement: DuckDB reads one file on one thread, so a statement over
+# several segments keeps every core busy.
+BATCH = 4
 HOLD = 4 << 20  # bytes kept back until the end of the event list is known
 # An array after the events longer than this is taken for the event list by the search for its
 # end (tracedb.ingest.layout); the last segment then fails to parse and the streaming reader,
@@ -81,15 +85,16 @@ def read_raw(con: duckdb.DuckDBPyConnection, stream: TraceStream, progress: Prog
             con.execute("CREATE OR REPLACE TEMP TABLE _raw (raw JSON)")
             rejections: list[Rejection] = []
             try:
-                while (segment := feeder.segments.get()) is not None:
-                    try:
-                        con.execute("INSERT INTO _raw SELECT json FROM "
-                                    f"read_json_objects('{_quote(str(segment))}', format = 'array')")
-                    except duckdb.Error as exc:  # a bad event: the others are read one window at a time
-                        reraise_interrupt(exc)
-                        rows = con.execute("SELECT count(*) FROM _raw").fetchone()[0]
-                        rejections += salvage(con, segment.read_bytes(), rows, Path(tmp) / "salvage.json")
-                    segment.unlink()
+                batch: list[Path] = []
+                while True:
+                    segment = feeder.segments.get()
+                    if segment is not None:
+                        batch.append(segment)
+                    if batch and (segment is None or len(batch) == BATCH or feeder.segments.empty()):
+                        rejections += _read_segments(con, batch, Path(tmp) / "salvage.json")
+                        batch = []
+                    if segment is None:
+                        break
             except duckdb.Error as exc:
                 reraise_interrupt(exc)
                 drop_raw(con)
@@ -107,6 +112,26 @@ def read_raw(con: duckdb.DuckDBPyConnection, stream: TraceStream, progress: Prog
         raise NotBulk("rowids of _raw are not contiguous")
     return RawEvents(count, low or 0, feeder.capture.kind, feeder.capture.metadata(), feeder.disk_bytes,
                      rejections)
+
+
+def _read_segments(con: duckdb.DuckDBPyConnection, segments: list[Path], scratch: Path) -> list[Rejection]:
+    """Append the events of the segment files, in order, to _raw (removing the files); returns
+    the events set aside by the salvage of a segment DuckDB refused."""
+    rejections: list[Rejection] = []
+    files = ", ".join(f"'{_quote(str(segment))}'" for segment in segments)
+    try:
+        con.execute(f"INSERT INTO _raw SELECT json FROM read_json_objects([{files}], format = 'array')")
+    except duckdb.Error as exc:  # a bad event: the segments one by one, the bad one a window at a time
+        reraise_interrupt(exc)
+        if len(segments) > 1:
+            for segment in segments:
+                rejections += _read_segments(con, [segment], scratch)
+            return rejections
+        rows = con.execute("SELECT count(*) FROM _raw").fetchone()[0]
+        rejections += salvage(con, segments[0].read_bytes(), rows, scratch)
+    for segment in segments:
+        segment.unlink(missing_ok=True)
+    return rejections
 
 
 @contextlib.contextmanager
@@ -134,7 +159,7 @@ def drop_staging(con: duckdb.DuckDBPyConnection) -> None:
 def type_bulk(con: duckdb.DuckDBPyConnection, raw: RawEvents) -> ChromeResult:
     """Type the events of _raw into _bulk, seen through _typed_all (the flagged ones go to _staging_events)."""
     run_file(con, "ingest/chrome_bulk.sql", {"first_rowid": raw.first_rowid})
-    with_ph = con.execute("SELECT count(*) FILTER (WHERE has_ph) FROM _bulk").fetchone()[0]
+    with_ph = con.execute("SELECT count(*) FILTER (WHERE f.ph IS NOT NULL) FROM _bulk").fetchone()[0]
     stager = EventStager()
     _stage_exact(con, stager, {r.event_id: r for r in raw.malformed})
     if raw.kind == "array" and not (with_ph or stager.has_event):
@@ -201,7 +226,8 @@ def _stage_exact(con: duckdb.DuckDBPyConnection, stager: EventStager, malformed:
 class _Feeder(threading.Thread):
     """Cuts the event list into segment files, each "[" + whole events + "]", for read_raw.
 
-    Segments go through a queue of one, so at most two exist at a time; None ends the queue.
+    Segments go through a queue of BATCH, so at most twice that many exist at a time; None ends
+    the queue.
     """
 
     def __init__(self, stream: TraceStream, tmp: Path, progress: ProgressFn | None):
@@ -210,7 +236,7 @@ class _Feeder(threading.Thread):
         self.tmp = tmp
         self.progress = progress
         self.capture = TopLevelCapture()
-        self.segments: queue.Queue = queue.Queue(maxsize=1)
+        self.segments: queue.Queue = queue.Queue(maxsize=BATCH)
         self.problem: str | None = None
         self.disk_bytes = 0
         self._cancelled = threading.Event()
