@@ -31,11 +31,15 @@ class TimedConnection:
         self._con = con
         self.times: dict[str, float] = collections.defaultdict(float)
         self.calls: dict[str, int] = collections.Counter()
+        self.last = ""  # the first statement that failed
 
     def execute(self, query, *args, **kwargs):
         start = time.perf_counter()
         try:
             self._con.execute(query, *args, **kwargs)
+        except Exception:
+            self.last = self.last or query  # the first failure; what runs after it is cleanup
+            raise
         finally:
             self.times[query] += time.perf_counter() - start
             self.calls[query] += 1
@@ -63,7 +67,10 @@ def main() -> None:
         opened = time.perf_counter() - start
         timed = TimedConnection(con)
         start = time.perf_counter()
-        outcome = loader.load_file(timed, a.trace, replace=True)
+        try:
+            outcome = loader.load_file(timed, a.trace, replace=True)
+        except Exception as exc:
+            raise SystemExit(f"{exc}\nthe statement that failed: {label(timed.last)}") from None
         total = time.perf_counter() - start
         start = time.perf_counter()
         con.close()

@@ -62,7 +62,7 @@ SCOPE_VARIABLE = "tracedb_scope"
 # tracedb.ingest.bulk), and while the derivation's joins and windows hold a trace's kernels
 # (about 1 KiB per kernel at peak).
 LOAD_MEMORY_LIMIT = "192MB"
-DERIVE_MEMORY_LIMIT = "1GB"
+DERIVE_MEMORY_LIMIT = "400MB"
 
 # Settings a failed block could not put back (DuckDB refuses every statement, SET included, in an
 # aborted transaction): rollback() restores them.

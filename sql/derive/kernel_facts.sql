@@ -1,5 +1,5 @@
 -- Derives kernel_facts and python_stacks of one trace ($trace_id) from the live definitions in
--- sql/views (_kernel_ops_live, _kernel_phases_live, _launch_stacks_live, _kernel_layers_live,
+-- sql/views (_kernel_ops_live, _kernel_phases_live, _launch_leaves_live, _stack_chains_of, _kernel_layers_live,
 -- _kernel_order_live).
 -- Runs inside the load transaction, and again for every trace when rules or views change.
 
@@ -7,14 +7,42 @@ DELETE FROM kernel_facts WHERE trace_id = $trace_id;
 
 DELETE FROM python_stacks WHERE trace_id = $trace_id;
 
-CREATE OR REPLACE TEMP TABLE _derive_stacks AS
-SELECT trace_id, launch_id, python_stack, summary,
-       dense_rank() OVER (ORDER BY python_stack, summary) AS stack_id
-FROM _launch_stacks_live
-WHERE trace_id = $trace_id AND python_stack IS NOT NULL;
+-- Python stacks: each launch's innermost frame and how many frames of its chain had ended
+-- (sql/views/40_stacks.sql); a stack is built, summarised and numbered once per distinct
+-- (leaf, ended), not once per launch.
+CREATE OR REPLACE TEMP TABLE _derive_leaves AS
+SELECT * FROM _launch_leaves_live WHERE trace_id = $trace_id;
+
+CREATE OR REPLACE TEMP TABLE _derive_chains AS
+SELECT * FROM _stack_chains_of('_derive_leaves');
+
+CREATE OR REPLACE TEMP TABLE _derive_keys AS
+SELECT l.trace_id, l.launch_id, l.leaf_id, _ended_frames(c.frames, l.launch_ts_ns) AS ended
+FROM _derive_leaves l JOIN _derive_chains c USING (trace_id, leaf_id);
+
+CREATE OR REPLACE TEMP TABLE _derive_stack_ids AS
+WITH stacks AS MATERIALIZED (
+    SELECT trace_id, leaf_id, ended, _open_frames(frames, last_ended) AS python_stack
+    FROM (
+        SELECT k.trace_id, k.leaf_id, k.ended, c.frames, _last_ended(c.frames, k.ended) AS last_ended
+        FROM (SELECT DISTINCT trace_id, leaf_id, ended FROM _derive_keys) k
+        JOIN _derive_chains c USING (trace_id, leaf_id)
+    )
+), numbered AS (
+    -- a summary per distinct stack: different leaves often share one
+    SELECT python_stack, stack_summary(python_stack) AS summary,
+           row_number() OVER (ORDER BY python_stack) AS stack_id
+    FROM (SELECT DISTINCT python_stack FROM stacks)
+)
+SELECT s.trace_id, s.leaf_id, s.ended, s.python_stack, n.summary, n.stack_id
+FROM stacks s JOIN numbered n ON n.python_stack = s.python_stack;
 
 INSERT INTO python_stacks
-SELECT DISTINCT trace_id, stack_id, python_stack, summary FROM _derive_stacks;
+SELECT DISTINCT trace_id, stack_id, python_stack, summary FROM _derive_stack_ids;
+
+CREATE OR REPLACE TEMP TABLE _derive_stacks AS
+SELECT k.trace_id, k.launch_id, n.stack_id
+FROM _derive_keys k JOIN _derive_stack_ids n USING (trace_id, leaf_id, ended);
 
 -- a kernel's call: the kernels of one directly launched cpu_op call with the same operation; a
 -- GEMM helper kernel (gemm_helper) that is not already one with its GEMM joins the kernel before
@@ -63,3 +91,11 @@ FROM _kernel_order_live o
 WHERE f.trace_id = $trace_id AND o.trace_id = $trace_id AND o.kernel_id = f.kernel_id;
 
 DROP TABLE _derive_stacks;
+
+DROP TABLE _derive_stack_ids;
+
+DROP TABLE _derive_keys;
+
+DROP TABLE _derive_chains;
+
+DROP TABLE _derive_leaves;

@@ -1,7 +1,7 @@
 -- Python stacks: the chain of python_function frames enclosing each kernel's launch.
 -- The innermost frame is found by an ASOF join of the launch time to the frames of the
--- launching thread; the chain up to the root follows Python parent id (recursive CTE). Stacks
--- are built once per launching call, so a graph replay (one call, many kernels) costs one stack.
+-- launching thread; the chain up to the root follows Python parent id (recursive CTE), once per
+-- innermost frame; the frames of the chain that ended before the call are left out.
 
 -- One frame per Python id (ids are unique within a trace; the first wins if one repeats).
 -- Columns:
@@ -38,6 +38,71 @@ CREATE OR REPLACE MACRO stack_summary(stack) AS
              THEN _stack_shorten(_stack_pick(stack), 45) || ' [CUDA graph]'
          ELSE _stack_shorten(_stack_pick(stack), 53) END;
 
+-- The innermost Python frame of each launching call: the latest frame starting at or before the
+-- call on its thread, which is the innermost enclosing frame or a finished frame nested inside
+-- it, whose ancestors lead to it.
+-- Columns:
+--   trace_id      trace of the call
+--   launch_id     event_id of the call in runtime_calls
+--   launch_ts_ns  start of the call, nanoseconds
+--   leaf_id       Python id of that frame
+CREATE OR REPLACE VIEW _launch_leaves_live AS
+WITH launches AS (
+    SELECT DISTINCT trace_id, launch_id, launch_ts_ns, pid, tid
+    FROM kernel_launches WHERE launch_id IS NOT NULL
+)
+SELECT l.trace_id, l.launch_id, l.launch_ts_ns, f.python_id AS leaf_id
+FROM launches l ASOF JOIN (SELECT * FROM python_functions WHERE _in_scope(trace_id)) f
+  ON f.trace_id = l.trace_id AND f.pid = l.pid AND f.tid = l.tid AND f.ts_ns <= l.launch_ts_ns
+WHERE f.python_id IS NOT NULL;
+
+-- The chain of frames from each leaf of the table named by leaves (columns trace_id, leaf_id, as
+-- _launch_leaves_live) up to the root, by Python parent id: built once per leaf, however many
+-- calls share it (a graph replay, a loop). The walk follows the ids alone (one parent per id, as
+-- _python_frames takes it), so its join stays small whatever the number of frames; names and
+-- ends are then read for the frames on some chain only.
+-- Columns:
+--   trace_id  trace of the leaf
+--   leaf_id   Python id of the leaf
+--   frames    the chain, outermost first: {name, end_ns} per frame
+CREATE OR REPLACE MACRO _stack_chains_of(leaves) AS TABLE
+WITH RECURSIVE links AS MATERIALIZED (
+    SELECT trace_id, python_id, arg_min(python_parent_id, event_id) AS parent_id
+    FROM python_functions
+    WHERE python_id IS NOT NULL AND _in_scope(trace_id)
+    GROUP BY trace_id, python_id
+), chain(trace_id, leaf_id, depth, python_id, parent_id) AS (
+    SELECT f.trace_id, f.python_id, 0, f.python_id, f.parent_id
+    FROM links f SEMI JOIN (SELECT DISTINCT trace_id, leaf_id FROM query_table(leaves)) d
+      ON d.trace_id = f.trace_id AND d.leaf_id = f.python_id
+    UNION ALL
+    SELECT c.trace_id, c.leaf_id, c.depth + 1, p.python_id, p.parent_id
+    FROM chain c JOIN links p ON p.trace_id = c.trace_id AND p.python_id = c.parent_id
+    WHERE c.depth < 255 AND p.python_id <> c.python_id
+), frames AS (
+    SELECT trace_id, python_id, arg_min(name, event_id) AS name,
+           arg_min(ts_ns + coalesce(dur_ns, 0), event_id) AS end_ns
+    FROM python_functions
+    SEMI JOIN (SELECT DISTINCT trace_id, python_id FROM chain) c USING (trace_id, python_id)
+    WHERE _in_scope(trace_id)
+    GROUP BY trace_id, python_id
+)
+SELECT c.trace_id, c.leaf_id, list({'name': f.name, 'end_ns': f.end_ns} ORDER BY c.depth DESC) AS frames
+FROM chain c JOIN frames f USING (trace_id, python_id)
+GROUP BY c.trace_id, c.leaf_id;
+
+-- The frames of a chain still open at a call: those that had not ended before it (the others are
+-- finished siblings' descendants, not enclosing). ended, the number that had ended, says which:
+-- those whose end is after the ended-th smallest end (_last_ended). So a stack is known from
+-- (leaf, ended) alone, and the derivation builds each once (sql/derive/kernel_facts.sql).
+CREATE OR REPLACE MACRO _ended_frames(frames, ts_ns) AS
+    list_count(list_filter(frames, lambda f: f.end_ns < ts_ns));
+CREATE OR REPLACE MACRO _last_ended(frames, ended) AS
+    CASE WHEN ended > 0 THEN list_sort(list_transform(frames, lambda g: g.end_ns))[ended] END;
+CREATE OR REPLACE MACRO _open_frames(frames, last_ended) AS
+    list_transform(list_filter(frames, lambda f: last_ended IS NULL OR f.end_ns > last_ended),
+                   lambda f: f.name);
+
 -- Python stack of each launching call, outermost frame first.
 -- Columns:
 --   trace_id      trace of the call
@@ -46,34 +111,12 @@ CREATE OR REPLACE MACRO stack_summary(stack) AS
 --   summary       stack_summary of the stack
 CREATE OR REPLACE VIEW _launch_stacks_live AS
 WITH stacks AS MATERIALIZED (
-WITH RECURSIVE launches AS (
-    SELECT DISTINCT trace_id, launch_id, launch_ts_ns, pid, tid
-    FROM kernel_launches WHERE launch_id IS NOT NULL
-), leaves AS (
-    -- latest frame starting at or before the call on its thread: the innermost enclosing frame
-    -- or a finished frame nested inside it, whose ancestors lead to it
-    SELECT l.trace_id, l.launch_id, l.launch_ts_ns, f.python_id AS leaf_id
-    FROM launches l ASOF JOIN (SELECT * FROM python_functions WHERE _in_scope(trace_id)) f
-      ON f.trace_id = l.trace_id AND f.pid = l.pid AND f.tid = l.tid AND f.ts_ns <= l.launch_ts_ns
-    WHERE f.python_id IS NOT NULL
-), chain(trace_id, leaf_id, depth, python_id, parent_id, name, end_ns) AS (
-    SELECT f.trace_id, f.python_id, 0, f.python_id, f.parent_id, f.name, f.end_ns
-    FROM _python_frames f SEMI JOIN (SELECT DISTINCT trace_id, leaf_id FROM leaves) d
-      ON d.trace_id = f.trace_id AND d.leaf_id = f.python_id
-    UNION ALL
-    SELECT c.trace_id, c.leaf_id, c.depth + 1, p.python_id, p.parent_id, p.name, p.end_ns
-    FROM chain c JOIN _python_frames p ON p.trace_id = c.trace_id AND p.python_id = c.parent_id
-    WHERE c.depth < 255 AND p.python_id <> c.python_id
-), chains AS (
-    SELECT trace_id, leaf_id,
-           list({'name': name, 'end_ns': end_ns} ORDER BY depth DESC) AS frames
-    FROM chain GROUP BY trace_id, leaf_id
-)
-SELECT l.trace_id, l.launch_id,
-       -- frames that ended before the call are finished siblings' descendants, not enclosing
-       list_transform(list_filter(c.frames, lambda f: f.end_ns >= l.launch_ts_ns), lambda f: f.name)
-           AS python_stack
-FROM leaves l JOIN chains c USING (trace_id, leaf_id)
+    SELECT trace_id, launch_id, _open_frames(frames, last_ended) AS python_stack
+    FROM (
+        SELECT l.trace_id, l.launch_id, c.frames,
+               _last_ended(c.frames, _ended_frames(c.frames, l.launch_ts_ns)) AS last_ended
+        FROM _launch_leaves_live l JOIN _stack_chains_of('_launch_leaves_live') c USING (trace_id, leaf_id)
+    )
 ), summaries AS (
     -- a summary per distinct stack: thousands of launches share a few hundred stacks
     SELECT python_stack, stack_summary(python_stack) AS summary
