@@ -73,3 +73,30 @@ def test_a_failed_derivation_leaves_no_scope_behind(con, two_traces):
         facts.refresh(con)
     assert con.execute("SELECT getvariable('tracedb_scope')").fetchone()[0] is None
     assert con.execute("SELECT count(*) FROM kernel_ops").fetchone()[0] == everything
+
+
+def _temporary_tables(con) -> list[str]:
+    return [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall()]
+
+
+def test_the_stages_of_kernel_facts_are_gone_after_a_derivation(con, two_traces):
+    big, small = two_traces
+    stored = con.execute("SELECT * FROM kernel_facts ORDER BY ALL").fetchall()
+    facts.derive(con, small)
+    assert "kernel_facts" not in _temporary_tables(con)
+    assert con.execute("SELECT * FROM kernel_facts ORDER BY ALL").fetchall() == stored
+
+
+def test_a_derivation_failing_between_its_stages_hides_nothing(con, two_traces):
+    # kernel_facts is staged in a temporary table of that name; a stage that fails must not leave
+    # it hiding the stored table (here the layers fail, after the first stages were built)
+    stored = con.execute("SELECT count(*), count(layer) FROM kernel_facts").fetchone()
+    con.execute("CREATE TEMP VIEW _kernel_layers_live AS "
+                "SELECT trace_id, kernel_id, error('layers failed')::BIGINT AS forward_pass, 1 AS layer, 1 AS position, "
+                "'' AS layer_source, '' AS layer_module FROM kernels")
+    with pytest.raises(Exception, match="layers failed"):
+        facts.refresh(con)
+    con.execute("DROP VIEW temp._kernel_layers_live")
+    assert "kernel_facts" not in _temporary_tables(con)
+    assert con.execute("SELECT count(*), count(layer) FROM kernel_facts").fetchone() == stored
+    assert stored[0] == con.execute("SELECT count(*) FROM kernels").fetchone()[0]

@@ -44,10 +44,16 @@ CREATE OR REPLACE TEMP TABLE _derive_stacks AS
 SELECT k.trace_id, k.launch_id, n.stack_id
 FROM _derive_keys k JOIN _derive_stack_ids n USING (trace_id, leaf_id, ended);
 
+-- kernel_facts is built in stages, each a temporary table named kernel_facts: while it exists the
+-- views read it in place of the stored table (DuckDB looks temporary objects up first), so the
+-- phases see the operations, the layers the phases, the order the layers, and the stored table
+-- is written once, at the end, with every column (no UPDATE of stored rows).
+CREATE OR REPLACE TEMP TABLE kernel_facts AS SELECT * FROM kernel_facts LIMIT 0;
+
 -- a kernel's call: the kernels of one directly launched cpu_op call with the same operation; a
 -- GEMM helper kernel (gemm_helper) that is not already one with its GEMM joins the kernel before
 -- it on its stream when that kernel has its operation
-INSERT INTO kernel_facts (trace_id, kernel_id, op, pattern, decided_by, launch_id, cpu_op, stack_id, call_id)
+INSERT INTO temp.kernel_facts (trace_id, kernel_id, op, pattern, decided_by, launch_id, cpu_op, stack_id, call_id)
 WITH base AS MATERIALIZED (
     SELECT k.trace_id, k.kernel_id, k.pid, k.tid, k.ts_ns, o.op, o.pattern, o.decided_by,
            l.launch_id, l.cpu_op, s.stack_id, gemm_helper(k.name) IS NOT NULL AS helper,
@@ -71,24 +77,29 @@ SELECT b.trace_id, b.kernel_id, b.op, b.pattern, b.decided_by, b.launch_id, b.cp
        CASE WHEN p.prev_op = b.op THEN p.own_call ELSE b.own_call END
 FROM base b LEFT JOIN before p USING (kernel_id);
 
--- phases read the operations just stored (a step replayed from a graph is told by its attention)
-UPDATE kernel_facts f
-SET phase = p.phase, iteration = p.iteration, annotation = p.annotation, phase_source = p.phase_source
-FROM _kernel_phases_live p
-WHERE f.trace_id = $trace_id AND p.trace_id = $trace_id AND p.kernel_id = f.kernel_id;
+-- phases read the operations just staged (a step replayed from a graph is told by its attention)
+CREATE OR REPLACE TEMP TABLE kernel_facts AS
+SELECT f.* REPLACE (p.phase AS phase, p.iteration AS iteration, p.annotation AS annotation,
+                    p.phase_source AS phase_source)
+FROM temp.kernel_facts f LEFT JOIN _kernel_phases_live p USING (trace_id, kernel_id);
 
--- layers are cut from the operations and phases just stored
-UPDATE kernel_facts f
-SET forward_pass = l.forward_pass, layer = l.layer, position = l.position,
-    layer_source = l.layer_source, layer_module = l.layer_module
-FROM _kernel_layers_live l
-WHERE f.trace_id = $trace_id AND l.trace_id = $trace_id AND l.kernel_id = f.kernel_id;
+-- layers are cut from the operations and phases just staged
+CREATE OR REPLACE TEMP TABLE kernel_facts AS
+SELECT f.* REPLACE (l.forward_pass AS forward_pass, l.layer AS layer, l.position AS position,
+                    l.layer_source AS layer_source, l.layer_module AS layer_module)
+FROM temp.kernel_facts f LEFT JOIN _kernel_layers_live l USING (trace_id, kernel_id);
 
--- the comparison keys follow from the layers and operations just stored
-UPDATE kernel_facts f
-SET occurrence = o.occurrence, prev_op = o.prev_op
-FROM _kernel_order_live o
-WHERE f.trace_id = $trace_id AND o.trace_id = $trace_id AND o.kernel_id = f.kernel_id;
+-- the comparison keys follow from the layers and operations just staged; then the stored table
+-- is written, once the stage no longer hides it
+CREATE OR REPLACE TEMP TABLE _derive_facts AS
+SELECT f.* REPLACE (o.occurrence AS occurrence, o.prev_op AS prev_op)
+FROM temp.kernel_facts f LEFT JOIN _kernel_order_live o USING (trace_id, kernel_id);
+
+DROP TABLE temp.kernel_facts;
+
+INSERT INTO kernel_facts BY NAME SELECT * FROM _derive_facts;
+
+DROP TABLE _derive_facts;
 
 DROP TABLE _derive_stacks;
 
