@@ -41,7 +41,7 @@ ROOT = HERE.parent
 OUT = HERE / "out" / "corpus"
 TINY = ROOT / "tests" / "fixtures" / "kineto"
 sys.path.insert(0, str(HERE))
-from load_bench import floor_seconds, peer_python  # noqa: E402
+from load_bench import compile_bytecode, floor_seconds, peer_python  # noqa: E402
 
 PEER = "import sys\nfrom wafer_core.lib.trace_compare.loader import load_trace\nload_trace(sys.argv[1])\n"
 READY = ("import sys, time\nfrom tracedb.db import open_db\nt = time.perf_counter()\n"
@@ -103,6 +103,7 @@ def main() -> None:
     if not sources:
         raise SystemExit(f"no traces in {a.corpus}")
     traces = [plain(s) for s in sources]
+    compile_bytecode()
     tracedb = tracedb_command()
     peer = None if a.skip_peer else peer_python(a.peer_python)
     work = HERE / "out"

@@ -104,6 +104,13 @@ def measure(python: str, body: str, *args: str) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def compile_bytecode() -> None:
+    """Compile tracedb's modules as an installed package has them: an editable install under
+    PYTHONDONTWRITEBYTECODE (CI, some containers) would otherwise compile every module from source
+    on every run (about 0.05 s of each command), which the peer, installed by pip, never does."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(HERE.parent / "tracedb")], check=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mb", type=float, default=1024, help="size of the synthetic trace in MiB")
@@ -115,6 +122,7 @@ def main() -> None:
     a = ap.parse_args()
 
     trace = Path(a.trace) if a.trace else synthetic_trace(a.mb)
+    compile_bytecode()
     size_mb = trace.stat().st_size / 2**20
     db = OUT / "bench.duckdb"
     remove_db(db)

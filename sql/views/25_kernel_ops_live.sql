@@ -3,6 +3,16 @@
 -- operation of its name (kernel_name_ops, sql/views/10_kernel_ops.sql). The order is explained
 -- at the top of sql/views/10_kernel_ops.sql.
 
+-- The ranks (in _kernel_rules_ordered) of the context rules (match cpu_op, collective or
+-- annotation) whose pattern the text of a context of that kind matches (scalar macro). Like
+-- _regex_rule_hits (sql/views/10_kernel_ops.sql), tracedb replaces this definition before every
+-- derivation with one that writes each pattern out (tracedb.rules.refresh_regex_rules), so that
+-- a pattern is compiled once per query rather than once per text: the same result.
+CREATE OR REPLACE MACRO _context_rule_hits(context_kind, context_text) AS (
+    SELECT coalesce(list(rank ORDER BY rank), []) FROM _kernel_rules_ordered r
+    WHERE r.match = context_kind AND regexp_matches(context_text, r.pattern)
+);
+
 -- Operation of every GPU kernel, computed from the current rules (kernel_ops holds the stored
 -- result; the two agree until the rules change, and tracedb refresh brings them together): the
 -- first context rule matching what the kernel was launched for, else its name's operation. What
@@ -30,7 +40,7 @@ WITH named AS MATERIALIZED (
     FROM named n LEFT JOIN kernel_launches l USING (trace_id, kernel_id)
     WHERE EXISTS (SELECT 1 FROM kernel_rules r
                   WHERE r.match IN ('cpu_op', 'collective', 'annotation') AND (r.covers = '*' OR r.covers = n.op))
-), contexts(trace_id, kernel_id, platform, name_op, context, text) AS (
+), contexts(trace_id, kernel_id, platform, name_op, context, text) AS MATERIALIZED (
     SELECT trace_id, kernel_id, platform, op, 'cpu_op', cpu_op FROM launched WHERE cpu_op IS NOT NULL
     UNION ALL
     SELECT l.trace_id, l.kernel_id, l.platform, l.op, 'collective', o.args->>'Collective name'
@@ -44,13 +54,18 @@ WITH named AS MATERIALIZED (
        OR (NOT a.on_gpu AND a.pid = l.cpu_pid AND a.tid = l.cpu_tid
            AND a.ts_ns <= l.launch_ts_ns AND l.launch_ts_ns <= a.ts_ns + coalesce(a.dur_ns, 0)))
     WHERE _in_scope(a.trace_id)
+), matched AS (
+    -- the context rules each distinct text matches, found once per text (a few hundred), not
+    -- once per kernel
+    SELECT context, text, unnest(_context_rule_hits(context, text)) AS rank
+    FROM (SELECT DISTINCT context, text FROM contexts)
 ), by_context AS (
     SELECT c.trace_id, c.kernel_id, arg_min(r, r.rank) AS r
     FROM contexts c
+    JOIN matched m ON m.context = c.context AND m.text = c.text
     JOIN _kernel_rules_ordered r
-      ON r.match = c.context AND (r.covers = '*' OR r.covers = c.name_op)
+      ON r.rank = m.rank AND (r.covers = '*' OR r.covers = c.name_op)
      AND (r.platform = 'any' OR r.platform = c.platform)
-     AND regexp_matches(c.text, r.pattern)
     GROUP BY c.trace_id, c.kernel_id
 )
 SELECT n.trace_id, n.kernel_id, coalesce(b.r.op, n.op) AS op, coalesce(b.r.label, n.pattern) AS pattern,
