@@ -59,8 +59,8 @@ SCOPE_VARIABLE = "tracedb_scope"
 
 
 # Memory DuckDB may use while a load stages events (beyond it they spill to disk, see
-# tracedb.ingest.bulk), and while the derivation's joins and windows hold a trace's kernels
-# (about 1 KiB per kernel at peak).
+# tracedb.ingest.bulk), and while the derivation runs (its joins and windows spill beyond it: a
+# 1 GiB trace derives within it).
 LOAD_MEMORY_LIMIT = "192MB"
 DERIVE_MEMORY_LIMIT = "400MB"
 
