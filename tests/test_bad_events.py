@@ -219,3 +219,55 @@ def test_zero_with_a_large_exponent_is_zero(con, tmp_path):
     out = load(con, path)
     assert out.rejected == 0
     assert con.execute("SELECT ts_ns FROM kernels ORDER BY kernel_id").fetchall() == [(0,), (0,)]
+
+
+NON_OBJECTS = ["42", "null", "[1, 2]", '"s"', "true"]
+MALFORMED = {case: CASES[case] for case in ("raw NUL", "lone surrogate", "missing comma", "unterminated string",
+                                             "invalid UTF-8")}
+
+
+@pytest.mark.parametrize("pretty", [True, False], ids=["pretty", "compact"])
+@pytest.mark.parametrize("entry", NON_OBJECTS)
+@pytest.mark.parametrize("case", list(MALFORMED))
+@pytest.mark.parametrize("order", ["entry first", "bad first", "side by side"])
+def test_mixed_bad_entries_in_one_window_cost_themselves_only(tmp_path, case, entry, pretty, order):
+    """A non-object entry and a malformed event in the same salvage window: each set aside alone
+    with its own reason and index, every good event loaded with its own."""
+    bad, reason = MALFORMED[case]
+    if order == "entry first":
+        events = [_event("a"), entry, _event("b"), bad, _event("c", "3"), _event("d", "4")]
+    elif order == "bad first":
+        events = [_event("a"), bad, _event("b"), entry, _event("c", "3"), _event("d", "4")]
+    else:
+        events = [_event("a"), _event("b"), bad, entry, _event("c", "3"), _event("d", "4")]
+    path = tmp_path / "t.json"
+    _write(path, events, pretty)
+    with open_db(tmp_path / "t.duckdb") as con:
+        out = load(con, path)
+        assert (out.events, out.rejected, out.complete) == (6, 2, True)
+        expected = [(events.index(e), n) for e, n in zip(
+            [e for e in events if e.startswith('{"ph"') and e != bad], "abcd")]
+        assert con.execute("SELECT kernel_id, name FROM kernels ORDER BY kernel_id").fetchall() == expected
+        rejected = con.execute("SELECT event_id, reason FROM rejected_events ORDER BY event_id").fetchall()
+        assert [r[0] for r in rejected] == sorted([events.index(bad), events.index(entry)])
+        reasons = dict(rejected)
+        assert reasons[events.index(bad)].startswith(reason), reasons
+        assert reasons[events.index(entry)] == "event is not a JSON object"
+
+
+@pytest.mark.parametrize("pretty", [True, False], ids=["pretty", "compact"])
+def test_many_kinds_of_bad_entries_in_one_window(tmp_path, pretty):
+    nul, unterminated, comma = (MALFORMED[c][0] for c in ("raw NUL", "unterminated string", "missing comma"))
+    events = [_event("a"), "42", nul, "null", _event("b"), unterminated, "[1, 2]", '"s"', _event("c", "3"),
+              comma, "true", _event("d", "4")]
+    path = tmp_path / "t.json"
+    _write(path, events, pretty)
+    with open_db(tmp_path / "t.duckdb") as con:
+        out = load(con, path)
+        assert (out.events, out.rejected, out.complete) == (12, 8, True)
+        assert con.execute("SELECT kernel_id, name FROM kernels ORDER BY kernel_id").fetchall() == [
+            (0, "a"), (4, "b"), (8, "c"), (11, "d")]
+        rejected = dict(con.execute("SELECT event_id, reason FROM rejected_events").fetchall())
+        assert sorted(rejected) == [1, 2, 3, 5, 6, 7, 9, 10]
+        assert all(rejected[i] == "event is not a JSON object" for i in (1, 3, 6, 7, 10))
+        assert all(rejected[i].startswith("malformed JSON: ") for i in (2, 5, 9))

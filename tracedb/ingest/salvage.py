@@ -142,12 +142,79 @@ def _checked_pieces(data: bytes, boundary, pos: int, stop: int) -> list[tuple[in
         after = boundary.search(data, start + 1, last)
         end = after.start(1) if after else last
         why = _problem(data[start:end])
-        if why is not None:
+        if why is None:
+            out.append((start, end, None))
+        else:
             end = _end_of(data, boundary, start, last)
-            why = _problem(data[start:end])
-        out.append((start, end, why))
+            out += _split_piece(data, start, end)
         start = _skip(data, end + 1, stop)
     return out
+
+
+def _split_piece(data: bytes, start: int, end: int) -> list[tuple[int, int, str | None]]:
+    """The entries of a piece that is not one JSON value, each (start, end, why or None). A piece
+    between two boundaries holds several entries when one is not an object (42, null, [1, 2], "s":
+    no boundary before or after it): its top-level commas part them, each judged on its own; two
+    bad neighbours are one broken event the commas cut. A bad entry whose broken string hides the
+    commas after it (an unterminated string) is cut where the rest reads as whole values."""
+    out: list[tuple[int, int, str | None]] = []
+    for s, e in _values(data, start, end):
+        why = _problem(data[s:e])
+        if why is not None and out and out[-1][2] is not None:
+            s = out.pop()[0]
+            why = _problem(data[s:e])
+        out.append((s, e, why))
+    result = []
+    for s, e, why in out:
+        cut = None if why is None else _good_tail(data, s, e)
+        if cut is None:
+            result.append((s, e, why))
+            continue
+        bad_end = _before_trailing_comma(data, s, cut + 1)
+        result.append((s, bad_end, _problem(data[s:bad_end])))
+        result += [(a, b, None) for a, b in _values(data, _skip(data, cut + 1, e), e)]
+    return result
+
+
+def _values(data: bytes, start: int, end: int) -> list[tuple[int, int]]:
+    """The top-level comma-separated values from start to end (strings, brackets and commas
+    counted as valid JSON has them), whitespace trimmed."""
+    out = []
+    depth = 0
+    first = start
+    for token in _TOKEN.finditer(data, start, end):
+        c = data[token.start()]
+        if c == 0x2C and depth == 0:
+            out.append((first, _trim_end(data, first, token.start())))
+            first = _skip(data, token.end(), end)
+        elif c in b"[{":
+            depth += 1
+        elif c in b"]}":
+            depth -= 1
+    out.append((first, _trim_end(data, first, end)))
+    return [(s, e) for s, e in out if e > s]
+
+
+def _trim_end(data: bytes, start: int, end: int) -> int:
+    while end > start and data[end - 1] in _SPACE:
+        end -= 1
+    return end
+
+
+_TAIL_LIMIT = 1 << 16  # bytes of a bad entry searched for good values at its end
+
+
+def _good_tail(data: bytes, start: int, end: int) -> int | None:
+    """The first comma after start from which the rest up to end reads as whole JSON values, or
+    None: where a bad entry that hid its commas ends."""
+    if end - start > _TAIL_LIMIT:
+        return None
+    comma = data.find(b",", start + 1, end)
+    while comma >= 0:
+        if _problem(b"[" + data[comma + 1:end] + b"]") is None:
+            return comma
+        comma = data.find(b",", comma + 1, end)
+    return None
 
 
 def _before_trailing_comma(data: bytes, pos: int, stop: int) -> int:
