@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -82,6 +85,38 @@ def test_good_files_load_even_when_one_is_bad(tmp_path, loaded_db):
     assert proc.returncode == 1
     loaded = json.loads(proc.stdout)
     assert [r["name"] for r in loaded] == [KINETO[1].name.split(".")[0]]
+
+
+def _without_root_read() -> None:
+    """In the child before exec: root's power to read any file dropped (CAP_DAC_OVERRIDE and
+    CAP_DAC_READ_SEARCH out of the bounding set), so a file of mode 000 is unreadable to it too."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    for cap in (1, 2):  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH
+        if libc.prctl(24, cap, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+            os._exit(99)
+
+
+def test_an_unreadable_file_among_good_ones_is_one_line(tmp_path):
+    """Each file stands alone: one that cannot be read is one line naming it, exit 1, and the
+    files around it load (the command line's parser used to refuse the whole command)."""
+    unreadable = tmp_path / "unreadable.json.gz"
+    unreadable.write_bytes(KINETO[0].read_bytes())
+    unreadable.chmod(0)
+    db = tmp_path / "t.duckdb"
+    as_root = os.geteuid() == 0
+    if as_root and subprocess.run([sys.executable, "-c", "open(%r).close()" % str(unreadable)],
+                                  preexec_fn=_without_root_read, capture_output=True).returncode not in (1,):
+        pytest.skip("cannot drop root's power to read any file here (no CAP_SETPCAP)")
+    proc = subprocess.run([sys.executable, "-m", "tracedb.cli", "load", str(KINETO[1]), str(unreadable),
+                           str(KINETO[2]), "--db", str(db)], capture_output=True, text=True, timeout=300,
+                          preexec_fn=_without_root_read if as_root else None)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.strip() == f"tracedb: error: {unreadable}: cannot read: Permission denied"
+    with open_db(db, read_only=True) as con:
+        assert con.execute("SELECT list(name ORDER BY trace_id) FROM traces").fetchone()[0] == [
+            KINETO[1].name.split(".")[0], KINETO[2].name.split(".")[0]]
 
 
 def test_database_file_that_is_not_duckdb(tmp_path):

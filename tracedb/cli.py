@@ -47,13 +47,15 @@ def say(message: str) -> None:
     """One plain line on stderr (never wrapped, no markup)."""
     print(message, file=sys.stderr, flush=True)
 
+# Paths are checked by tracedb (one line naming the file, the other files still load), not by
+# typer, whose check of a path it cannot read is a usage error that stops the whole command.
 DbOption = Annotated[Optional[Path], typer.Option(
-    "--db", help="Database file (default: $TRACEDB_DB or ./tracedb.duckdb).", show_default=False)]
+    "--db", readable=False, help="Database file (default: $TRACEDB_DB or ./tracedb.duckdb).", show_default=False)]
 FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 WideOption = Annotated[bool, typer.Option("--wide", help="A table shows every column at its full width, however "
                                                          "wide the lines (else it fits the terminal).")]
 RulesOption = Annotated[Optional[Path], typer.Option(
-    "--rules", help="Your own kernel rules or annotation patterns CSV, stored in the database and tried "
+    "--rules", readable=False, help="Your own kernel rules or annotation patterns CSV, stored in the database and tried "
                     "before the built-in ones (see: tracedb rules --help).", show_default=False)]
 
 def _db_path(db: Optional[Path]) -> Path:
@@ -62,10 +64,9 @@ def _db_path(db: Optional[Path]) -> Path:
 
 @app.command()
 def load(
-    files: Annotated[List[Path], typer.Argument(help="Trace files: Chrome-trace JSON (plain or gzip), Ascend "
-                                                     "CSV, op_mapping.yaml; or a directory written by tracedb "
-                                                     "export.",
-                                                show_default=False)],
+    files: Annotated[List[Path], typer.Argument(
+        readable=False, help="Trace files: Chrome-trace JSON (plain or gzip), Ascend CSV, op_mapping.yaml; or a "
+                             "directory written by tracedb export.", show_default=False)],
     db: DbOption = None,
     name: Annotated[Optional[str], typer.Option(
         help="Trace name (default: file name without trace suffixes); only with one file.")] = None,
@@ -83,11 +84,11 @@ def load(
                                   "DuckDB 1.4 and later read it), a later release such as v1.5.0, or latest.",
         show_default=False)] = None,
     op_mapping: Annotated[Optional[Path], typer.Option(
-        "--op-mapping", help="A TensorCast op_mapping.yaml: loaded too, and recorded as the mapping of the "
+        "--op-mapping", readable=False, help="A TensorCast op_mapping.yaml: loaded too, and recorded as the mapping of the "
                              "traces loaded with it (tc-vs-prof uses it).", show_default=False)] = None,
     rules_file: RulesOption = None,
     lake: Annotated[Optional[Path], typer.Option(
-        "--lake", help="Add the traces to this trace lake (a directory of Parquet, one partition per trace, "
+        "--lake", readable=False, help="Add the traces to this trace lake (a directory of Parquet, one partition per trace, "
                        "written with no lock while others load and read) instead of a database file; "
                        "read it with --db DIR.", show_default=False)] = None,
     scheduler: Annotated[Optional[str], typer.Option(
@@ -271,7 +272,7 @@ def _report_outcome(o) -> None:
 
 @app.command()
 def export(
-    directory: Annotated[Path, typer.Argument(help="A new (or empty) directory to write to.", show_default=False)],
+    directory: Annotated[Path, typer.Argument(readable=False, help="A new (or empty) directory to write to.", show_default=False)],
     db: DbOption = None,
     trace: Annotated[Optional[List[str]], typer.Option(
         "--trace", "-t", help="Only this trace (name or #id; repeatable). Default: every trace.",
@@ -405,7 +406,7 @@ def run_report(
     wide: Annotated[bool, typer.Option("--wide", help="Every column in a table or markdown (csv, json and html "
                                                       "always have them all).")] = False,
     output: Annotated[Optional[Path], typer.Option(
-        "--output", "-o", help="Write to this file instead of standard output (e.g. with --format html: one "
+        "--output", "-o", readable=False, help="Write to this file instead of standard output (e.g. with --format html: one "
                                "self-contained page with the tables and their charts).", show_default=False)] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format; html: a page with charts.")]
         = Format.table,
@@ -550,7 +551,7 @@ def rules_list(
 
 @rules_app.command("add")
 def rules_add(
-    file: Annotated[Path, typer.Argument(help="CSV file of kernel rules, annotation patterns or step frame patterns.",
+    file: Annotated[Path, typer.Argument(readable=False, help="CSV file of kernel rules, annotation patterns or step frame patterns.",
                                          show_default=False)],
     db: DbOption = None,
 ) -> None:
