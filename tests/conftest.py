@@ -7,7 +7,9 @@ import gzip
 import io
 import json
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -147,4 +149,43 @@ def write_tc_trace(path: Path, *ops: dict, process: str | None = "profiling") ->
     """A TensorCast trace of these operators, their process named (None: unnamed)."""
     named = [{"name": "process_name", "ph": "M", "pid": 1, "args": {"name": process}}] if process else []
     path.write_text(json.dumps({"traceEvents": named + list(ops)}))
+    return path
+
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def start_until(args: list, text: str, **popen) -> tuple[subprocess.Popen, bytes]:
+    """Start a tracedb command with its progress display on (FORCE_COLOR: rich draws it off a
+    terminal too) and return it, still running, once its stderr shows text (a file at a stage: a
+    state, not a time), with the bytes it printed so far; if it ends first, it has ended."""
+    env = dict(os.environ, FORCE_COLOR="1", COLUMNS="200")
+    proc = subprocess.Popen([sys.executable, "-m", "tracedb.cli", *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), **popen)
+    seen = b""
+    while text.encode() not in seen:
+        chunk = os.read(proc.stderr.fileno(), 1 << 16)
+        if not chunk:
+            break
+        seen += chunk
+    return proc, seen
+
+
+def last_line(printed: bytes) -> str:
+    """The last line a command printed, progress display and its escape codes left out."""
+    lines = [ln.strip() for ln in re.split(r"[\r\n]", ANSI.sub("", printed.decode())) if ln.strip()]
+    return lines[-1] if lines else ""
+
+
+def big_kineto_trace(path: Path, events: int = 150_000) -> Path:
+    """About 40 MB of Kineto-shaped cpu_ops with shape args (per 150,000 events): a load of a
+    second or more."""
+    with open(path, "w") as f:
+        f.write('{"schemaVersion": 1, "traceEvents": [\n')
+        for i in range(events):
+            ev = {"ph": "X", "cat": "cpu_op", "name": f"aten::op{i % 97}", "pid": 1, "tid": 1, "ts": i * 3 + 0.125,
+                  "dur": 2, "args": {"External id": i, "Input Dims": [[], [8, 128], []], "Input type": ["", "float"]}}
+            f.write(("  " if i == 0 else ",\n  ") + json.dumps(ev))
+        f.write("\n]}")
     return path

@@ -2,56 +2,28 @@
 
 from __future__ import annotations
 
-import json
-import os
-import re
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
-from conftest import KINETO, run_cli
+from conftest import KINETO, big_kineto_trace, last_line, run_cli, start_until
 from tracedb.db import open_db
 
 
 @pytest.fixture(scope="module")
 def big_trace(tmp_path_factory):
-    """About 40 MB of Kineto-shaped events with shape args: a load of a second or more."""
-    path = tmp_path_factory.mktemp("interrupt") / "big.json"
-    with open(path, "w") as f:
-        f.write('{"schemaVersion": 1, "traceEvents": [\n')
-        for i in range(150_000):
-            ev = {"ph": "X", "cat": "cpu_op", "name": f"aten::op{i % 97}", "pid": 1, "tid": 1, "ts": i * 3 + 0.125,
-                  "dur": 2, "args": {"External id": i, "Input Dims": [[], [8, 128], []], "Input type": ["", "float"]}}
-            f.write(("  " if i == 0 else ",\n  ") + json.dumps(ev))
-        f.write("\n]}")
-    return path
-
-
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+    return big_kineto_trace(tmp_path_factory.mktemp("interrupt") / "big.json")
 
 
 def _interrupt_at(cmd: list[str], text: str) -> tuple[subprocess.Popen, str]:
-    """Run a tracedb command with its progress display on (FORCE_COLOR: rich draws it off a
-    terminal too), send Ctrl-C once its stderr shows text (a stage of a file: a state, not a time),
-    and return the process, ended, and the last line it printed."""
-    env = dict(os.environ, FORCE_COLOR="1", COLUMNS="200")
-    proc = subprocess.Popen([sys.executable, "-m", "tracedb.cli", *cmd], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=env,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    seen = b""
-    while text.encode() not in seen:
-        chunk = os.read(proc.stderr.fileno(), 1 << 16)
-        if not chunk:  # the command ended before showing it
-            break
-        seen += chunk
-    else:
+    """Send Ctrl-C to a tracedb command once it shows text; the process, ended, and its last line."""
+    proc, seen = start_until(cmd, text)
+    if text.encode() in seen:
         proc.send_signal(signal.SIGINT)
     _, rest = proc.communicate(timeout=120)
-    lines = [ln.strip() for ln in re.split(r"[\r\n]", _ANSI.sub("", (seen + rest).decode())) if ln.strip()]
-    return proc, lines[-1] if lines else ""
+    return proc, last_line(seen + rest)
 
 
 @pytest.mark.parametrize("stage", ["reading", "typing events", "deriving facts"])

@@ -17,6 +17,7 @@ its charts.
 from __future__ import annotations
 
 import io
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
@@ -254,6 +255,12 @@ class Rules:
         return rules.remove_source(self._db._writable("remove rules"), source)
 
 
+def _remove_folder(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
 class Database:
     """A tracedb file, open read-only unless asked otherwise (tracedb.connect)."""
 
@@ -271,6 +278,9 @@ class Database:
                                    f"tracedb load FILES --lake {self.path}")
             self.con, self._scratch = lake.open_lake(self.path)
             self.lake = self.path
+            # a reader never closed still leaves no folder behind: removed when it is collected,
+            # or when the interpreter exits
+            self._finalizer = weakref.finalize(self, _remove_folder, self._scratch)
         else:
             self.con = dbmod.open_db(self.path, read_only=read_only, wait=wait, create=create, storage=storage)
         self.rules = Rules(self)
@@ -282,9 +292,7 @@ class Database:
             self.con.close()
         finally:
             if self._scratch is not None:
-                import shutil
-
-                shutil.rmtree(self._scratch, ignore_errors=True)
+                _remove_folder(self._scratch)
 
     def __enter__(self) -> "Database":
         return self

@@ -591,6 +591,8 @@ def version() -> None:
 
 
 INTERRUPTED = 130  # the shell's code for a command ended by SIGINT
+TERMINATED = 143  # and by SIGTERM
+_exit_interrupted = INTERRUPTED  # the exit status of an interrupted command (run sets it on SIGTERM)
 
 
 def main() -> None:
@@ -605,12 +607,12 @@ def main() -> None:
         sys.exit(1)
     except Interrupted as exc:
         say(f"tracedb: {exc}")
-        sys.exit(INTERRUPTED)
+        sys.exit(_exit_interrupted)
     except (KeyboardInterrupt, duckdb.InterruptException, RuntimeError) as exc:
         if not is_interrupt(exc):
             raise
         say("tracedb: interrupted, database unchanged")
-        sys.exit(INTERRUPTED)
+        sys.exit(_exit_interrupted)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except (typer.Abort, EOFError):
@@ -623,15 +625,23 @@ def main() -> None:
 
 
 def run() -> None:
-    """The command's entry point: main, then Ctrl-C ignored while the interpreter shuts down — the
-    command has said what it did, and a signal then would kill the process without a word (and
-    with no exit status of ours)."""
+    """The command's entry point: main, with SIGTERM taken as Ctrl-C (the load in progress rolls
+    back, scratch folders go, one line, exit 143); then both ignored while the interpreter shuts
+    down — the command has said what it did, and a signal then would kill the process without a
+    word (and with no exit status of ours)."""
     import signal
 
+    def terminate(signum, frame):
+        global _exit_interrupted
+        _exit_interrupted = TERMINATED
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, terminate)
     try:
         main()
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 if __name__ == "__main__":

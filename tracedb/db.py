@@ -21,13 +21,14 @@ import contextlib
 import hashlib
 import os
 import re
+import shutil
 import time
 import weakref
 from pathlib import Path
 
 import duckdb
 
-from . import sqlfiles
+from . import scratch, sqlfiles
 from .errors import TracedbError, reraise_interrupt
 
 DEFAULT_DB = "tracedb.duckdb"
@@ -70,6 +71,26 @@ _restore_after_rollback: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, d
     weakref.WeakKeyDictionary()
 
 
+# Connections DuckDB invalidated (a fatal error: the disk filled during a checkpoint): no statement
+# runs on them again, so nothing tries one (a rollback, a setting put back) and every later use is
+# one line saying why (invalidated_by). The file itself is as the last commit left it.
+_invalidated: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, str]" = weakref.WeakKeyDictionary()
+
+
+def is_fatal(exc: BaseException) -> bool:
+    """A DuckDB error after which its database must be opened again."""
+    return isinstance(exc, duckdb.FatalException) or "database has been invalidated" in str(exc)
+
+
+def invalidated_by(con: duckdb.DuckDBPyConnection) -> str | None:
+    """Why DuckDB invalidated this connection's database (None: it did not)."""
+    return _invalidated.get(con)
+
+
+def one_line(exc: BaseException, limit: int = 300) -> str:
+    return " ".join(str(exc).split())[:limit]
+
+
 @contextlib.contextmanager
 def settings(con: duckdb.DuckDBPyConnection, **values: object):
     """Change DuckDB settings (memory_limit, preserve_insertion_order, ...) for a block, and put
@@ -84,8 +105,9 @@ def settings(con: duckdb.DuckDBPyConnection, **values: object):
         yield
     finally:
         try:
-            for key, value in before.items():
-                _set(con, key, value)
+            if invalidated_by(con) is None:
+                for key, value in before.items():
+                    _set(con, key, value)
         except duckdb.TransactionException:  # the transaction failed: its owner's rollback restores them
             _restore_after_rollback.setdefault(con, {}).update(before)
 
@@ -103,6 +125,8 @@ def rollback(con: duckdb.DuckDBPyConnection) -> None:
     """ROLLBACK (when the transaction is still open), then restore what a failed block could not:
     the settings it changed, and the derivation's scope (a session variable outlives a rollback,
     so every view read on the connection afterwards would see one trace alone) and stage."""
+    if invalidated_by(con) is not None:
+        return  # DuckDB ends the transaction of a database it invalidated
     try:
         con.execute("ROLLBACK")
     except duckdb.TransactionException as exc:
@@ -124,9 +148,13 @@ def transaction(con: duckdb.DuckDBPyConnection, failure: str):
         yield
         con.execute("COMMIT")
     except duckdb.Error as exc:
+        if is_fatal(exc):  # e.g. the disk filled during the commit's checkpoint
+            _invalidated[con] = one_line(exc, 200)
+            raise TracedbError(f"{failure}: {one_line(exc)}; the database opens again with every trace "
+                               "committed (free some space and load the file again)") from None
         rollback(con)
         reraise_interrupt(exc)
-        raise TracedbError(f"{failure}: {' '.join(str(exc).split())[:300]}") from None
+        raise TracedbError(f"{failure}: {one_line(exc)}") from None
     except BaseException:
         rollback(con)
         raise
@@ -219,7 +247,11 @@ def _connect(path: Path, read_only: bool, memory_limit: str | None, storage: str
         reraise_interrupt(exc)
         locked = "Could not set lock" in str(exc) or "Conflicting lock" in str(exc)
         raise (DatabaseLocked if locked else TracedbError)(_explain_open_error(path, exc)) from None
+    scratch.remove_dead()  # what killed commands left in the temporary directory
     if not read_only:
+        # this connection holds the file's only lock: DuckDB's spill folder beside it is what a
+        # killed writer left (DuckDB removes it on a clean close only)
+        shutil.rmtree(spill_folder(path), ignore_errors=True)
         try:
             upgrade(con)  # a stale template is brought up to date like any older file
             if copied:
@@ -228,6 +260,11 @@ def _connect(path: Path, read_only: bool, memory_limit: str | None, storage: str
             con.close()
             raise
     return con
+
+
+def spill_folder(path: Path) -> Path:
+    """Where DuckDB spills a database file's work beyond its memory limit: FILE.tmp beside it."""
+    return path.with_name(path.name + ".tmp")
 
 
 def _explain_open_error(path: Path, exc: Exception) -> str:

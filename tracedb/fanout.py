@@ -13,7 +13,7 @@ from __future__ import annotations
 import multiprocessing
 import threading
 import uuid
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Callable
@@ -21,7 +21,8 @@ from typing import Callable
 from . import lake as lakemod
 from .errors import TracedbError
 from .ingest.loader import LoadOutcome, default_name
-from .parallel import cores, relay, size_of, start_worker, without_main_module, worker_progress
+from .parallel import (cores, end_relay, relay, size_of, stop, without_main_module, worker_pool,
+                       worker_progress)
 
 Landed = Callable[[LoadOutcome], None]
 Failed = Callable[[Path, str], None]
@@ -83,7 +84,7 @@ def _on_pool(lake: Path, paths: list[Path], jobs: int, replace: bool, meta: dict
     queue = context.SimpleQueue()
     listener = threading.Thread(target=relay, args=(queue, progress), daemon=True)
     listener.start()
-    pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=start_worker, initargs=(queue,))
+    pool = worker_pool(jobs, context, queue)
     try:
         jobs_of = {}
         for path in sorted(paths, key=lambda p: -size_of(p)):  # the largest first
@@ -92,10 +93,12 @@ def _on_pool(lake: Path, paths: list[Path], jobs: int, replace: bool, meta: dict
                                     max(1, cores() // jobs))] = path
         _land(jobs_of, as_completed(jobs_of), BrokenProcessPool,
               lambda exc: "the worker process loading it died (out of memory?)", landed, failed)
+    except BaseException:
+        stop(pool)  # Ctrl-C, SIGTERM or an error: the files in progress are not waited for
+        raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-        queue.put(None)
-        listener.join(timeout=5)
+        end_relay(queue, listener)
 
 
 def _on_dask(scheduler: str, lake: Path, paths: list[Path], replace: bool, meta: dict | None,

@@ -38,7 +38,6 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -46,7 +45,7 @@ from urllib.parse import quote
 
 import duckdb
 
-from . import __version__, atomic, db, partition
+from . import __version__, atomic, db, partition, scratch
 from .errors import TracedbError, reraise_interrupt
 from .ingest.loader import LoadOutcome, default_name, trace_tables
 from .ingest.source import check_file, sha256_of
@@ -253,8 +252,9 @@ def open_lake(lake: str | Path) -> tuple[duckdb.DuckDBPyConnection, Path]:
         raise TracedbError(f"{lake}: not a trace lake (tracedb load FILES --lake {lake} makes one)")
     _check_marker(lake)
     folders = committed_folders(lake)
-    scratch = Path(tempfile.mkdtemp(prefix="tracedb-lake-"))
-    file = scratch / "lake.duckdb"
+    scratch.remove_dead()  # what killed commands left in the temporary directory
+    folder = scratch.make("lake")
+    file = folder / "lake.duckdb"
     try:
         con = db.open_db(file)
         try:
@@ -273,9 +273,9 @@ def open_lake(lake: str | Path) -> tuple[duckdb.DuckDBPyConnection, Path]:
             con.close()
             raise
     except BaseException:
-        shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
         raise
-    return con, scratch
+    return con, folder
 
 
 _DATA = "_lake_"  # a table's rows: a placeholder table in the scratch file, an Arrow dataset at open

@@ -16,9 +16,9 @@ import contextlib
 import multiprocessing
 import os
 import shutil
+import signal
 import sys
 import types
-import tempfile
 import threading
 import time
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
@@ -28,7 +28,7 @@ from typing import Callable
 
 import duckdb
 
-from . import db, partition
+from . import db, partition, scratch
 from .errors import TracedbError
 from .ingest.loader import LoadOutcome, check_existing, default_name, delete_trace, precheck
 
@@ -48,9 +48,33 @@ def workers(jobs: int | None) -> int:
     return cores() if jobs is None else max(1, int(jobs))
 
 
-def start_worker(queue) -> None:
+def start_worker(queue, parent: int) -> None:
+    """A worker's start: it dies with the process that started it, and leaves Ctrl-C to it."""
     global _progress_queue
     _progress_queue = queue
+    # Ctrl-C reaches the terminal's whole process group: the parent stops the workers itself, so a
+    # worker has no KeyboardInterrupt traceback of its own to print
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with(parent)
+
+
+def _die_with(parent: int) -> None:
+    """End this process when parent ends, however it ends (SIGKILL included): on Linux the kernel
+    sends SIGKILL (PR_SET_PDEATHSIG); elsewhere a thread watches for the parent's exit."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent:  # the parent died before the request
+            os._exit(1)
+        return
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="tracedb-parent-watch", daemon=True).start()
 
 
 def worker_progress(path: str) -> Callable[[str, int, int], None]:
@@ -91,8 +115,8 @@ def load_files(con: duckdb.DuckDBPyConnection, paths: list[Path], *, jobs: int, 
     queue = context.SimpleQueue()
     listener = threading.Thread(target=relay, args=(queue, progress), daemon=True)
     listener.start()
-    work = Path(tempfile.mkdtemp(prefix="tracedb-load-"))
-    pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=start_worker, initargs=(queue,))
+    work = scratch.make("load")
+    pool = worker_pool(jobs, context, queue)
     try:
         todo, names = [], {}
         for path in paths:
@@ -113,11 +137,25 @@ def load_files(con: duckdb.DuckDBPyConnection, paths: list[Path], *, jobs: int, 
         for job in as_completed(jobs_of):
             path, trace_id = jobs_of[job]
             _commit(con, path, job, trace_id, replace, landed, failed)
+    except BaseException:
+        stop(pool)  # Ctrl-C, SIGTERM or an error: the files in progress are not waited for
+        raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-        queue.put(None)
-        listener.join(timeout=5)
+        end_relay(queue, listener)
         shutil.rmtree(work, ignore_errors=True)
+
+
+def worker_pool(jobs: int, context, queue) -> ProcessPoolExecutor:
+    """A pool of jobs spawned workers that report progress on queue and die with this process."""
+    return ProcessPoolExecutor(jobs, mp_context=context, initializer=start_worker, initargs=(queue, os.getpid()))
+
+
+def stop(pool: ProcessPoolExecutor) -> None:
+    """Kill the pool's workers (the executor has no public way to; its process table is stable)."""
+    for process in list(getattr(pool, "_processes", {}).values()):
+        with contextlib.suppress(Exception):
+            process.kill()
 
 
 def size_of(path: Path) -> int:
@@ -194,6 +232,14 @@ def _commit(con: duckdb.DuckDBPyConnection, path: Path, job: Future, trace_id: i
     outcome.trace_id, outcome.status = trace_id, "replaced" if clash else "loaded"
     outcome.seconds += time.perf_counter() - started
     landed(outcome)
+
+
+def end_relay(queue, listener: threading.Thread) -> None:
+    """Stop the thread relaying the workers' progress. The end mark goes from a thread of its own:
+    a worker killed while writing to the queue holds its lock for good, and the command must end
+    all the same (the relay, a daemon, then ends with the process)."""
+    threading.Thread(target=queue.put, args=(None,), name="tracedb-relay-end", daemon=True).start()
+    listener.join(timeout=5)
 
 
 def relay(queue, progress: Callable[[Path, str, int, int], None] | None) -> None:

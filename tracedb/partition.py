@@ -16,13 +16,12 @@ same rules, so nothing is derived again.
 from __future__ import annotations
 
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
 
-from . import db
+from . import db, scratch
 from .errors import TracedbError, reraise_interrupt
 from .ingest.loader import LoadOutcome, load_file, trace_tables
 from .rules import KINDS as RULE_KINDS
@@ -67,8 +66,8 @@ def build(path: str | Path, into: str | Path, *, name: str | None = None, meta: 
     trace_id: the id its files carry. threads: DuckDB threads of the private database (a pool of
     one worker per core wants 1). progress(stage, bytes read, events), as for a load."""
     path, into = Path(path), Path(into)
-    with tempfile.TemporaryDirectory(prefix="tracedb-part-") as scratch:
-        con = _private_database(Path(scratch))
+    with scratch.folder("part") as private:
+        con = _private_database(private)
         try:
             con.execute(f"SET threads = {max(1, int(threads))}")
             for table, rows in (rules or {}).items():
@@ -88,14 +87,14 @@ def build(path: str | Path, into: str | Path, *, name: str | None = None, meta: 
     return Partition(into, outcome, sha256, tables)
 
 
-def _private_database(scratch: Path) -> duckdb.DuckDBPyConnection:
+def _private_database(folder: Path) -> duckdb.DuckDBPyConnection:
     """An in-memory database with the schema, views and built-in rules of a new tracedb file (the
     trace is written once, as Parquet, rather than into a file and then out of it); beyond the
-    load's memory limit it spills to scratch."""
+    load's memory limit it spills to folder."""
     from .template import copy_to
 
-    empty = scratch / "empty.duckdb"
-    con = duckdb.connect(config={"temp_directory": str(scratch / "spill")})
+    empty = folder / "empty.duckdb"
+    con = duckdb.connect(config={"temp_directory": str(folder / "spill")})
     if not copy_to(empty):  # no packaged template: built from the SQL files
         db.open_db(empty, template=False).close()
     con.execute(f"ATTACH '{_sql_path(empty)}' AS empty (READ_ONLY)")

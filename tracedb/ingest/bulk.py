@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import json
 import queue
-import tempfile
 import threading
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -35,7 +34,7 @@ from typing import Callable
 
 import duckdb
 
-from .. import db
+from .. import db, scratch
 from ..db import run_file
 from ..errors import reraise_interrupt
 from .boundaries import LEAD, boundary_pattern, last_boundary
@@ -77,8 +76,8 @@ class RawEvents:
 
 def read_raw(con: duckdb.DuckDBPyConnection, stream: TraceStream, progress: ProgressFn | None = None) -> RawEvents:
     """Read the event texts of the trace on stream into _raw (outside any transaction)."""
-    with tempfile.TemporaryDirectory(prefix="tracedb-") as tmp:
-        feeder = _Feeder(stream, Path(tmp), progress)
+    with scratch.folder("segments") as tmp:
+        feeder = _Feeder(stream, tmp, progress)
         feeder.start()
         # the rowid is the event index
         with db.settings(con, preserve_insertion_order=True), _stopping(feeder):
@@ -150,6 +149,8 @@ def drop_raw(con: duckdb.DuckDBPyConnection) -> None:
 
 def drop_staging(con: duckdb.DuckDBPyConnection) -> None:
     """Drop every staging object of a load, whichever path and step it stopped at."""
+    if db.invalidated_by(con) is not None:
+        return  # DuckDB invalidated the database: its temporary objects went with it
     con.execute("DROP VIEW IF EXISTS _typed_all")
     for name in ("_raw", "_bulk", "_flagged", "_typed", "_staging_events", "_staging_rejected", "_csv_rows",
                  "_csv_raw", "_csv_bulk", "_csv_typed"):

@@ -65,6 +65,9 @@ def load_file(con: duckdb.DuckDBPyConnection, path: str | Path, *, name: str | N
     stage "read" while the file is read, then "type" and "derive"."""
     path = Path(path)
     name = default_name(path) if name is None else name
+    broken = db.invalidated_by(con)
+    if broken is not None:
+        raise TracedbError(f"{path}: not loaded: an earlier load failed fatally on this database ({broken})")
     size, digest, skipped, clash = precheck(con, path, name, replace)
     if skipped:
         return skipped

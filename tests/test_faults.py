@@ -1,0 +1,199 @@
+"""Kills, SIGTERM and what a dead command leaves: workers die with the process that started them,
+SIGTERM is handled as Ctrl-C, and the scratch folders and DuckDB spill folder a killed load left
+are removed by the next command that opens the database (never while their owner lives)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+import tracedb
+from conftest import CORPUS, KINETO, big_kineto_trace, last_line, run_cli, start_until
+from tracedb import scratch
+from tracedb.db import open_db
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; signals as on Linux")
+
+
+@pytest.fixture(scope="module")
+def big_traces(tmp_path_factory):
+    """Two traces of a load of a second or more each, the second four times the first: it is still
+    being read when the first is in."""
+    folder = tmp_path_factory.mktemp("faults")
+    return [big_kineto_trace(folder / "big0.json", 50_000), big_kineto_trace(folder / "big1.json", 200_000)]
+
+
+def _children(pid: int) -> list[int]:
+    """Processes whose parent is pid (zombies, already dead, left out)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            out.append(int(entry))
+    return out
+
+
+def _gone(pids: list[int], within: float = 60.0) -> list[int]:
+    """Wait for the processes to end (a state); those still running after within seconds."""
+    deadline = time.monotonic() + within
+    alive = list(pids)
+    while alive and time.monotonic() < deadline:
+        alive = [p for p in alive if Path(f"/proc/{p}").exists()
+                 and Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"]
+        if alive:
+            time.sleep(0.05)
+    return alive
+
+
+def _folders_of(pid: int) -> list[str]:
+    return [d for d in os.listdir(tempfile.gettempdir()) if d.startswith("tracedb-") and f"-{pid}-" in d]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_a_killed_parallel_load_leaves_no_process_and_no_folder(tmp_path, big_traces, sig):
+    db = tmp_path / "t.duckdb"
+    run_cli("load", KINETO[0], "--name", "kept", db=db, check=True)
+    proc, _ = start_until(["load", *big_traces, "--jobs", "2", "--db", db], "typing events")
+    workers = _children(proc.pid)
+    assert len(workers) >= 2, "the workers had not started"
+    proc.send_signal(sig)
+    proc.communicate(timeout=120)
+    assert _gone(workers) == [], "workers outlived the load that started them"
+    if sig == signal.SIGTERM:  # handled as Ctrl-C: its own cleanup, one line
+        assert proc.returncode == 143 and _folders_of(proc.pid) == []
+    run_cli("ls", db=db, process=True, check=True)  # the next command: what the killed one left goes
+    assert _folders_of(proc.pid) == []
+    assert not (tmp_path / "t.duckdb.tmp").exists()
+    with open_db(db, read_only=True) as con:
+        assert con.execute("SELECT list(name) FROM traces").fetchone()[0] == ["kept"]
+
+
+def test_sigterm_is_ctrl_c_at_every_stage(tmp_path, big_traces):
+    db = tmp_path / "t.duckdb"
+    run_cli("load", KINETO[0], "--name", "kept", db=db, check=True)
+    for stage in ("reading", "typing events", "deriving facts"):
+        proc, seen = start_until(["load", big_traces[0], "--db", db], f"big0.json: {stage}")
+        proc.send_signal(signal.SIGTERM)
+        _, rest = proc.communicate(timeout=120)
+        assert proc.returncode == 143, stage
+        assert last_line(seen + rest) == "tracedb: interrupted, database unchanged"
+        assert b"Traceback" not in seen + rest
+        assert _folders_of(proc.pid) == []
+        with open_db(db, read_only=True) as con:
+            assert con.execute("SELECT list(name) FROM traces").fetchone()[0] == ["kept"]
+
+
+@pytest.mark.parametrize("stage", ["typing events", "deriving facts", "1/2 files"])
+def test_ctrl_c_to_a_parallel_load_prints_one_line_and_no_worker_traceback(tmp_path, big_traces, stage):
+    """A terminal's Ctrl-C reaches the whole process group, workers included."""
+    db = tmp_path / "t.duckdb"
+    proc, seen = start_until(["load", *big_traces, "--jobs", "2", "--db", db], stage, start_new_session=True)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, rest = proc.communicate(timeout=120)
+    printed = seen + rest
+    assert proc.returncode == 130
+    assert b"Traceback" not in printed and b"KeyboardInterrupt" not in printed
+    assert last_line(printed).startswith("tracedb: interrupted")
+
+
+def test_leftovers_of_dead_processes_go_and_of_live_ones_stay(tmp_path):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True)
+    dead_pid = int(dead.stdout)
+    left = Path(tempfile.mkdtemp(prefix=f"tracedb-load-{dead_pid}-"))
+    (left / "segment-0.json").write_text("[]")
+    live = scratch.make("load")  # this process's own
+    db = tmp_path / "t.duckdb"
+    spill = tmp_path / "t.duckdb.tmp"
+    try:
+        open_db(db).close()
+        spill.mkdir()
+        (spill / "duckdb_temp_storage-0.tmp").write_bytes(b"\0" * 1024)
+        with open_db(db, read_only=True):  # a reader removes dead owners' folders, not the spill folder
+            assert not left.exists() and live.exists() and spill.exists()
+        open_db(db).close()  # a writer holds the only lock: the spill folder is a killed writer's
+        assert not spill.exists()
+    finally:
+        scratch.remove_dead()
+        live.rmdir()
+
+
+def test_a_lake_reader_never_closed_leaves_no_folder(tmp_path):
+    lake = tmp_path / "lake"
+    run_cli("load", KINETO[0], "--lake", lake, check=True)
+    code = ("import gc, os, tempfile, tracedb, sys\n"
+            "db = tracedb.connect(sys.argv[1])\n"
+            "db.sql('SELECT count(*) FROM traces')\n"
+            "mine = [d for d in os.listdir(tempfile.gettempdir()) if f'-{os.getpid()}-' in d]\n"
+            "assert mine, 'no scratch folder'\n"
+            "del db; gc.collect()\n"
+            "print(len([d for d in os.listdir(tempfile.gettempdir()) if f'-{os.getpid()}-' in d]))\n")
+    out = subprocess.run([sys.executable, "-c", code, str(lake)], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "0"
+    kept = subprocess.run([sys.executable, "-c", code.replace("del db; gc.collect()\n", ""), str(lake)],
+                          capture_output=True, text=True, check=True)
+    assert kept.stdout.strip() == "1"  # while the reader lives its folder stays ...
+    pid_line = "import os; print(os.getpid())\n"
+    ended = subprocess.run([sys.executable, "-c", code.replace("del db; gc.collect()\n", "") + pid_line, str(lake)],
+                           capture_output=True, text=True, check=True)
+    assert _folders_of(int(ended.stdout.split()[-1])) == []  # ... and goes when the interpreter exits
+    assert tracedb.connect(lake).sql("SELECT count(*) FROM traces").rows == [(1,)]
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A folder on a tmpfs of a chosen size (mounting needs root; skipped where it is refused)."""
+    mounts = []
+
+    def make(size: str) -> Path:
+        folder = tmp_path / f"disk-{len(mounts)}"
+        folder.mkdir()
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            pytest.skip(f"cannot mount a small tmpfs here: {done.stderr.strip() or done.returncode}")
+        mounts.append(folder)
+        return folder
+
+    yield make
+    for folder in mounts:
+        subprocess.run(["umount", str(folder)], capture_output=True)
+
+
+def test_a_full_disk_at_any_moment_of_a_load_is_one_line(small_disk):
+    """The disk fills while the load writes its rows, the WAL or the commit's checkpoint (after
+    which DuckDB invalidates the database): each is one line, exit 1, and the database opens
+    afterwards with every trace committed and nothing of the failed one."""
+    trace = CORPUS / "mi300x_xdit_sd3.5_compiled.json.gz"
+    if not trace.exists():
+        pytest.skip(f"{trace} is not here")
+    failures = 0
+    for size in ("10m", "20m", "26m", "30m", "34m", "38m", "64m"):
+        disk = small_disk(size)
+        db = disk / "t.duckdb"
+        run_cli("load", KINETO[0], "--name", "kept", db=db, check=True)
+        proc = run_cli("load", trace, KINETO[1], "--jobs", "1", db=db, process=True)
+        lines = proc.stderr.strip().splitlines()
+        assert "Traceback" not in proc.stderr, (size, proc.stderr[-2000:])
+        with open_db(db, read_only=True) as con:
+            names = [r[0] for r in con.execute("SELECT name FROM traces ORDER BY trace_id").fetchall()]
+        if proc.returncode == 0:
+            assert names == ["kept", "mi300x_xdit_sd3.5_compiled", KINETO[1].name.split(".")[0]]
+            continue
+        failures += 1
+        assert proc.returncode == 1 and names[:1] == ["kept"], (size, names)
+        assert all(line.startswith("tracedb: error: ") for line in lines) and len(lines) <= 2, lines
+        assert "No space left on device" in lines[0] or "disk space" in lines[0], lines  # spilling hit it
+    assert failures, "the disk never filled: the sizes are too large for this trace"

@@ -1,0 +1,64 @@
+"""Scratch folders in the temporary directory, named for the process that owns them.
+
+Every folder tracedb writes outside the database or lake it works on (the segment files of a load,
+the partitions of a parallel load, a worker's spill files, a lake reader's database) is made here,
+as tracedb-<kind>-<pid>-<random>. Its owner removes it when done; one whose owner was killed
+(SIGKILL, a crash, the machine's out-of-memory killer) is removed by the next tracedb command that
+opens a database or a lake (remove_dead), never while the owner lives: the pid in the name says
+whose it is, and a folder of a live process, or of one this process cannot see, is left alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+_NAME = re.compile(r"^tracedb-[a-z]+-(\d+)-")
+
+
+def make(kind: str) -> Path:
+    """A new folder of this process (kind: a lower-case word saying what it holds)."""
+    return Path(tempfile.mkdtemp(prefix=f"tracedb-{kind}-{os.getpid()}-"))
+
+
+@contextlib.contextmanager
+def folder(kind: str) -> Iterator[Path]:
+    """A new folder of this process, removed when the block ends, however it ends."""
+    path = make(kind)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def remove_dead() -> list[Path]:
+    """Remove the folders of tracedb processes that no longer run; returns them."""
+    removed = []
+    try:
+        entries = list(os.scandir(tempfile.gettempdir()))
+    except OSError:
+        return removed
+    for entry in entries:
+        found = _NAME.match(entry.name)
+        if found is None or not entry.is_dir(follow_symlinks=False) or _alive(int(found.group(1))):
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        removed.append(Path(entry.path))
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid() or os.name != "posix":  # elsewhere os.kill(pid, 0) is no question
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # another user's process, or one this process may not ask about: left alone
+    return True
