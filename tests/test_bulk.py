@@ -176,3 +176,15 @@ def test_event_too_deep_for_python_keeps_its_text(tmp_path, monkeypatch):
         assert "nested too deeply" in reason
         assert raw.replace(" ", "") == deep.replace(" ", "")
         assert con.execute("SELECT name FROM cpu_ops").fetchall() == [("ok",)]
+
+
+def test_a_key_given_twice_keeps_its_last_value(tmp_path, monkeypatch):
+    """As JSON parsers in Python and JavaScript read it (DuckDB's keeps the first): on both paths."""
+    rows = ['{"ph": "X", "cat": "kernel", "name": "first", "pid": 0, "tid": 1, "ts": 1, "dur": 1, "name": "last"}',
+            '{"ph": "X", "cat": "kernel", "name": "plain", "pid": 0, "tid": 1, "ts": 2, "dur": 1, "ts": 3}']
+    path = tmp_path / "twice.json"
+    path.write_text('{"traceEvents": [\n' + ",\n".join(rows) + "\n]}")
+    bulk_con, stream_con = _load_both(tmp_path, path, monkeypatch)
+    assert _snapshot(bulk_con) == _snapshot(stream_con)
+    assert bulk_con.execute("SELECT name, ts_ns FROM kernels ORDER BY kernel_id").fetchall() == [
+        ("last", 1000), ("plain", 3000)]

@@ -197,3 +197,86 @@ def test_a_full_disk_at_any_moment_of_a_load_is_one_line(small_disk):
         assert all(line.startswith("tracedb: error: ") for line in lines) and len(lines) <= 2, lines
         assert "No space left on device" in lines[0] or "disk space" in lines[0], lines  # spilling hit it
     assert failures, "the disk never filled: the sizes are too large for this trace"
+
+
+KILL_AT_RENAME = """
+import os, sys
+from tracedb import lake
+step, seen, real = int(sys.argv[3]), [0], os.rename
+def rename(src, dst):
+    seen[0] += 1
+    if seen[0] == step:
+        os._exit(9)  # killed here: nothing of Python's cleanup runs
+    return real(src, dst)
+os.rename = rename
+lake.add(sys.argv[1], sys.argv[2], name="t", replace=True)
+print("done")
+"""
+
+
+def _lake_state(path: Path) -> tuple[str, int]:
+    """(sha256, kernels) of the trace named t, read the way every reader reads a lake."""
+    with tracedb.connect(path) as lake:
+        rows = lake.sql("SELECT t.sha256, (SELECT count(*) FROM kernels k WHERE k.trace_id = t.trace_id) "
+                        "FROM traces t WHERE t.name = 't'").rows
+    assert len(rows) == 1, rows
+    return rows[0]
+
+
+def test_a_replace_killed_at_any_step_never_loses_the_trace(tmp_path):
+    """A lake replace killed at each of its renames in turn: the next reader finds the old version
+    or the new one, whole, and nothing of the dead writer (no .trash, .incoming or unused id)."""
+    from tracedb import lake as lakemod
+
+    old, new = KINETO[0], KINETO[1]
+    versions = {}
+    for i, f in enumerate((old, new)):
+        one = tmp_path / f"one{i}"
+        lakemod.add(f, one, name="t")
+        sha, kernels = _lake_state(one)
+        versions[sha] = kernels
+    assert len(versions) == 2
+    path = tmp_path / "lake"
+    lakemod.add(old, path, name="t")
+    outcomes = set()
+    for step in range(1, 200):
+        proc = subprocess.run([sys.executable, "-c", KILL_AT_RENAME, str(new), str(path), str(step)],
+                              capture_output=True, text=True, timeout=300)
+        finished = proc.stdout.strip() == "done"
+        assert finished or proc.returncode == 9, proc.stderr[-1000:]
+        sha, kernels = _lake_state(path)  # the reader recovers what the killed writer left
+        assert versions.get(sha) == kernels, (step, sha, kernels)
+        outcomes.add(sha)
+        assert not (path / ".trash").exists() and not (path / ".incoming").exists(), step
+        ids = {p.name for p in (path / "_ids").iterdir()}
+        with tracedb.connect(path) as lake:
+            assert ids == {str(r[0]) for r in lake.sql("SELECT trace_id FROM traces").rows}, step
+        if finished:
+            break
+        lakemod.add(old, path, name="t", replace=True)  # back to the old version for the next step
+    assert finished, "the replace never finished"
+    assert step > 10, "too few steps: the renames are not what this test kills"
+    assert len(outcomes) == 2  # killed before its commit the old version stayed; finished, the new one
+
+
+def test_a_long_lived_lake_reader_never_reads_a_swapped_trace(tmp_path):
+    """A reader opened before a replace gives the traces as it opened them or one line saying
+    which changed, for SQL and reports alike; a reader opened after sees the new version."""
+    from tracedb import lake as lakemod
+
+    path = tmp_path / "lake"
+    lakemod.add(KINETO[0], path, name="t")
+    lakemod.add(KINETO[3], path, name="u")
+    reader = tracedb.connect(path)
+    before = reader.sql("SELECT count(*) FROM kernels").rows
+    assert reader.sql("SELECT count(*) FROM kernels").rows == before  # unchanged: read again alike
+    lakemod.add(KINETO[1], path, name="t", replace=True)
+    for read in (lambda: reader.sql("SELECT count(*) FROM kernels"), lambda: reader.report("summary", trace="u")):
+        with pytest.raises(tracedb.TracedbError) as caught:
+            read()
+        assert str(caught.value) == (f"{path}: trace 't' changed since this connection opened the lake "
+                                     "(a load replaced or removed it): connect again")
+    reader.close()
+    with tracedb.connect(path) as fresh:
+        assert fresh.sql("SELECT count(*) FROM traces").rows == [(2,)]
+        assert fresh.sql("SELECT count(*) FROM kernels").rows != before

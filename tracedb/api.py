@@ -16,6 +16,7 @@ its charts.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import weakref
 from dataclasses import dataclass, field
@@ -272,10 +273,12 @@ class Database:
         self.read_only = read_only
         self.lake: Path | None = None  # a trace lake read in place (tracedb.lake)
         self._scratch: Path | None = None
+        self._lake_state: dict[str, tuple[int, int]] = {}
         if lake.is_lake(self.path):
             if not read_only:
                 raise TracedbError(f"{self.path}: a trace lake is read in place and written by loads: "
                                    f"tracedb load FILES --lake {self.path}")
+            self._lake_state = lake.traces_state(self.path)  # before the open: a change meanwhile is seen
             self.con, self._scratch = lake.open_lake(self.path)
             self.lake = self.path
             # a reader never closed still leaves no folder behind: removed when it is collected,
@@ -311,19 +314,45 @@ class Database:
                                f"tracedb.connect({str(self.path)!r}, read_only=False)")
         return self.con
 
-    def _query(self, sql: str, params: Sequence[Any] | dict | None = None, title: str | None = None) -> Result:
-        try:
-            cur = self.con.execute(sql, params) if params is not None else self.con.execute(sql)
-        except duckdb.Error as exc:
-            from .errors import reraise_interrupt
+    @contextlib.contextmanager
+    def _reading(self):
+        """A read of a lake gives the traces as this connection opened them, or one line saying
+        which changed: a load that replaces or removes a trace swaps its files under the reader,
+        so its identity is checked before the read and after it (whatever the read made of the
+        swap, an error or rows, is then not given)."""
+        if self.lake is None:
+            yield
+            return
+        from . import lake
 
-            reraise_interrupt(exc)
-            raise TracedbError(f"SQL error: {' '.join(str(exc).split())}") from None
-        if cur is None:  # nothing but whitespace or comments
-            raise TracedbError("no SQL statement given")
-        if cur.description is None:  # a statement that returns no rows
-            return Result([], [], title=title)
-        return Result([d[0] for d in cur.description], cur.fetchall(), title=title)
+        self._check_lake(lake)
+        try:
+            yield
+        except BaseException:
+            self._check_lake(lake)
+            raise
+        self._check_lake(lake)
+
+    def _check_lake(self, lake) -> None:
+        changed = lake.changed_traces(self.lake, self._lake_state)
+        if changed:
+            raise TracedbError(f"{self.lake}: trace {', '.join(map(repr, changed[:3]))} changed since this connection "
+                               "opened the lake (a load replaced or removed it): connect again")
+
+    def _query(self, sql: str, params: Sequence[Any] | dict | None = None, title: str | None = None) -> Result:
+        with self._reading():
+            try:
+                cur = self.con.execute(sql, params) if params is not None else self.con.execute(sql)
+                if cur is None:  # nothing but whitespace or comments
+                    raise TracedbError("no SQL statement given")
+                if cur.description is None:  # a statement that returns no rows
+                    return Result([], [], title=title)
+                return Result([d[0] for d in cur.description], cur.fetchall(), title=title)
+            except duckdb.Error as exc:
+                from .errors import reraise_interrupt
+
+                reraise_interrupt(exc)
+                raise TracedbError(f"SQL error: {' '.join(str(exc).split())}") from None
 
     # -- questions
     def sql(self, query: str, params: Sequence[Any] | dict | None = None) -> Result:
@@ -370,6 +399,10 @@ class Database:
         """Run a report (see tracedb.reports_available()); a comparison takes trace= and vs=.
         compare with several vs (vs=["b", "c"]) or a trace pattern (trace="h100_*") compares them
         all (the compare-many report); compare-many and trend take the traces as trace= and vs=."""
+        with self._reading():
+            return self._report(name, trace=trace, vs=vs, phase=phase, limit=limit, section=section, **params)
+
+    def _report(self, name: str, *, trace, vs, phase, limit, section, **params: Any) -> ReportResult:
         name, trace, vs, params = reportmod.route(name, trace, vs, params)
         report = reportmod.get(name)
         values = reportmod.bind(report, {"trace": trace, "vs": vs, "phase": phase, "limit": limit, **params})

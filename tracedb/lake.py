@@ -14,6 +14,15 @@ it sees whole traces, never one being written, and never waits for a writer. Rep
 takes its traces directory away first (readers that open meanwhile do not see it), then swaps the
 rest. Two writers of one trace name at once are not kept apart: a name is one trace.
 
+A writer killed part way (SIGKILL, a crash, a lost node) leaves its directories under .incoming
+and .trash, each with a journal (journal.json: the writer's pid and host, the trace, the phase of
+the replace). The next writer or reader of the lake (recover) finishes or undoes what a dead
+writer of this host began: a replace whose new traces directory is in place is complete, and the
+old version's files go; one whose new version never reached its traces directory is undone, the
+new version's directories removed and the old version's put back, traces last. A committed trace
+is never lost. A journal of another host is left to a process of that host (only it can tell
+whether the writer still runs).
+
 Trace ids grow with time, as a database's do, without writers asking each other: a load takes the
 seconds since 2025-01-01 at its start, or the next number not taken, by creating LAKE/_ids/<id>
 exclusively (it holds the directory the id belongs to). A replaced trace gets a new id, as in a
@@ -38,10 +47,11 @@ import hashlib
 import json
 import os
 import shutil
+import socket
 import time
 import uuid
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import duckdb
 
@@ -110,6 +120,74 @@ def _check_marker(lake: Path) -> None:
                            f"v{db.latest_version()}; upgrade tracedb")
 
 
+JOURNAL = "journal.json"
+
+
+def _write_journal(directory: Path, **fields) -> None:
+    """What a writer's directory holds and whose it is, for recover (replaced whole, atomically)."""
+    record = {"pid": os.getpid(), "host": socket.gethostname(), **fields}
+    with atomic.replacing(directory / JOURNAL) as out:
+        out.write(json.dumps(record))
+
+
+def _dead_writer(directory: Path) -> dict | None:
+    """The journal of a directory whose writer no longer runs, or None (alive, another host's, no
+    journal yet: a writer between making its directory and writing the journal)."""
+    try:
+        record = json.loads((directory / JOURNAL).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if record.get("host") != socket.gethostname() or scratch.alive(int(record.get("pid", 0))):
+        return None
+    return record
+
+
+def recover(lake: Path) -> None:
+    """Finish or undo what writers of this host killed part way left (see the module docstring).
+    Best effort: without write access, or with another recoverer at work, it leaves the rest."""
+    for entry in _subdirs(lake / TRASH):
+        record = _dead_writer(entry)
+        if record is None:
+            continue
+        folder = record["folder"]
+        committed = lake / "traces" / folder / "data.parquet"
+        try:
+            if committed.is_file() and _stored(committed)[1] == record.get("new_id"):
+                _release_id(lake, record.get("old_id"))  # the new version committed: the old one goes
+            else:  # it never did: what it put in goes, and the old version comes back, traces last
+                if record.get("phase") == "in":
+                    for table_dir in _table_dirs(lake):
+                        shutil.rmtree(table_dir / folder, ignore_errors=True)
+                for saved in sorted(_subdirs(entry), key=lambda p: p.name == "traces"):
+                    (lake / saved.name).mkdir(exist_ok=True)
+                    if not (lake / saved.name / folder).exists():
+                        os.rename(saved, lake / saved.name / folder)
+            shutil.rmtree(entry)
+        except OSError:
+            continue
+    _remove_if_empty(lake / TRASH)
+    for entry in _subdirs(lake / INCOMING):
+        record = _dead_writer(entry)
+        if record is None:
+            continue
+        committed = lake / "traces" / record["folder"] / "data.parquet"
+        if not committed.is_file() or _stored(committed)[1] != record.get("trace_id"):
+            _release_id(lake, record.get("trace_id"))
+        shutil.rmtree(entry, ignore_errors=True)
+    _remove_if_empty(lake / INCOMING)
+
+
+def _subdirs(directory: Path) -> list[Path]:
+    try:
+        return [p for p in directory.iterdir() if p.is_dir()]
+    except OSError:
+        return []
+
+
+def _table_dirs(lake: Path) -> list[Path]:
+    return sorted(p for p in lake.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+
+
 def claim_id(lake: Path, folder: str) -> int:
     """A new trace id: the seconds since ID_EPOCH now, or the next number no other load took."""
     ids = lake / IDS
@@ -141,6 +219,7 @@ def add(path: str | Path, lake: str | Path, *, name: str | None = None, replace:
     name = default_name(path) if name is None else name
     check_name(name, path)
     create(lake)
+    recover(lake)
     folder = folder_of(name)
     committed = lake / "traces" / folder / "data.parquet"
     old_id = None
@@ -157,10 +236,12 @@ def add(path: str | Path, lake: str | Path, *, name: str | None = None, replace:
     staging = lake / INCOMING / uuid.uuid4().hex
     try:
         try:
+            staging.mkdir(parents=True)
+            _write_journal(staging, folder=folder, trace_id=trace_id)
             part = partition.build(path, staging / "p", name=name, meta=meta, kind=kind, trace_id=trace_id,
                                    threads=threads, progress=progress)
             started = time.perf_counter()
-            replaced = _move_in(lake, folder, part)
+            replaced = _move_in(lake, folder, part, old_id)
         except BaseException:
             _release_id(lake, trace_id)
             raise
@@ -187,11 +268,15 @@ def _stored(traces_file: Path) -> tuple[str | None, int | None]:
     return (row[0], row[1]) if row else (None, None)
 
 
-def _move_in(lake: Path, folder: str, part: partition.Partition) -> bool:
+def _move_in(lake: Path, folder: str, part: partition.Partition, old_id: int | None = None) -> bool:
     """Rename a built partition into the lake, the traces directory last; True when it replaced
     a trace. What stood under the name (an older version, or the leftovers of a writer that died)
-    goes to a trash directory first, and comes back if the move fails before the commit."""
+    goes to a trash directory first, and comes back if the move fails before the commit; the
+    trash's journal says how far it got, for recover should this process be killed."""
     trash = lake / TRASH / uuid.uuid4().hex
+    trash.mkdir(parents=True)
+    journal = {"folder": folder, "old_id": old_id, "new_id": part.outcome.trace_id}
+    _write_journal(trash, phase="away", **journal)
     moved: list[tuple[Path, Path]] = []
     old = lake / "traces" / folder
 
@@ -205,9 +290,10 @@ def _move_in(lake: Path, folder: str, part: partition.Partition) -> bool:
         replaced = old.is_dir()
         if replaced:
             away(old, "traces")  # the trace is gone for readers from here until the commit
-        for table_dir in sorted(p for p in lake.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
+        for table_dir in _table_dirs(lake):
             if table_dir.name != "traces" and (table_dir / folder).exists():
                 away(table_dir / folder, table_dir.name)
+        _write_journal(trash, phase="in", **journal)  # all of the old version is away
         for table in sorted(part.tables, key=lambda t: t == "traces"):  # traces last: the commit
             (lake / table).mkdir(exist_ok=True)
             os.rename(part.directory / table, lake / table / folder)
@@ -232,6 +318,25 @@ def _remove_if_empty(directory: Path) -> None:
         pass  # not empty (another writer is at work) or gone
 
 
+def traces_state(lake: Path, folders: list[str] | None = None) -> dict[str, tuple[int, int]]:
+    """The identity (inode, modification time) of each committed trace's traces file: a replace or
+    a removal changes it (the traces directory is the last to go and the last to come)."""
+    state = {}
+    for folder in committed_folders(lake) if folders is None else folders:
+        try:
+            st = os.stat(lake / "traces" / folder / "data.parquet")
+        except OSError:
+            continue
+        state[folder] = (st.st_ino, st.st_mtime_ns)
+    return state
+
+
+def changed_traces(lake: Path, opened: dict[str, tuple[int, int]]) -> list[str]:
+    """The names of the traces of opened (a traces_state) that a load replaced or removed since."""
+    now = traces_state(lake, list(opened))
+    return [unquote(folder[len("trace="):]) for folder, seen in opened.items() if now.get(folder) != seen]
+
+
 def committed_folders(lake: Path) -> list[str]:
     """The traces a reader opening now sees: those whose traces directory is in place."""
     traces = lake / "traces"
@@ -251,6 +356,7 @@ def open_lake(lake: str | Path) -> tuple[duckdb.DuckDBPyConnection, Path]:
     if not is_lake(lake):
         raise TracedbError(f"{lake}: not a trace lake (tracedb load FILES --lake {lake} makes one)")
     _check_marker(lake)
+    recover(lake)  # what killed writers left in the lake
     folders = committed_folders(lake)
     scratch.remove_dead()  # what killed commands left in the temporary directory
     folder = scratch.make("lake")

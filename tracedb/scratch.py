@@ -45,14 +45,15 @@ def remove_dead() -> list[Path]:
         return removed
     for entry in entries:
         found = _NAME.match(entry.name)
-        if found is None or not entry.is_dir(follow_symlinks=False) or _alive(int(found.group(1))):
+        if found is None or not entry.is_dir(follow_symlinks=False) or alive(int(found.group(1))):
             continue
         shutil.rmtree(entry.path, ignore_errors=True)
         removed.append(Path(entry.path))
     return removed
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether process pid of this machine may still run (True when it cannot be told)."""
     if pid == os.getpid() or os.name != "posix":  # elsewhere os.kill(pid, 0) is no question
         return True
     try:

@@ -20,9 +20,9 @@
 --                 extra; a key with a null value counts as one), or when it needs Python; else NULL
 --   needs_python  SQL cannot type the event exactly: not an object; ts or dur null, not a number,
 --                 a boolean, with sub-nanosecond digits, beyond the 64-bit nanosecond range, or
---                 negative (dur); a number elsewhere that a double cannot hold exactly (17
---                 characters of digits and points or more, an exponent) or NaN/Infinity; 255 or
---                 more brackets (deep nesting)
+--                 negative (dur); a key given twice (Python keeps the last value, DuckDB the first);
+--                 a number elsewhere that a double cannot hold exactly (17 characters of digits and
+--                 points or more, an exponent) or NaN/Infinity; 255 or more brackets (deep nesting)
 --
 -- _flagged columns (the events that need Python, typed by tracedb.ingest.bulk):
 --   event_id  index of the event in the file's event list
@@ -37,7 +37,7 @@ CREATE OR REPLACE TEMP TABLE _bulk AS
 SELECT event_id, f, ts_ns, dur_ns, dest,
        CASE WHEN needs_python THEN raw
             -- more keys than the table has columns for: count the keys against the known ones present
-            WHEN len(json_keys(raw)) >
+            WHEN len(keys) >
                 (f.ph IS NOT NULL)::INT + (f.cat IS NOT NULL)::INT + (f.name IS NOT NULL)::INT
                 + (f.pid IS NOT NULL)::INT + (f.tid IS NOT NULL)::INT + (f.ts IS NOT NULL)::INT
                 + (f.dur IS NOT NULL)::INT + (f.args IS NOT NULL)::INT
@@ -48,9 +48,11 @@ SELECT event_id, f, ts_ns, dur_ns, dest,
             THEN raw END AS rest,
        needs_python
 FROM (
-    SELECT event_id, raw, f, ts_ns, dur_ns, dest,
+    SELECT event_id, raw, f, keys, ts_ns, dur_ns, dest,
            CASE
                WHEN NOT starts_with(raw, '{') THEN true
+               -- a key twice: JSON parsers in Python and JavaScript keep the last value, DuckDB the first
+               WHEN len(keys) <> len(list_distinct(keys)) THEN true
                WHEN f.ts IS NULL THEN contains(raw, '"ts"')  -- null, not a number, or only a nested ts
                WHEN ts_ns IS NULL THEN true  -- sub-nanosecond digits or out of range
                WHEN f.dur IS NULL THEN contains(raw, '"dur"')
@@ -69,7 +71,7 @@ FROM (
                    || '|\{.*\{.*"ts"\s*:\s*-?[0-9.]{17,}')
            END AS needs_python
     FROM (
-        SELECT event_id, raw, f, _dest(f.ph, f.cat) AS dest,
+        SELECT event_id, raw, f, json_keys(raw) AS keys, _dest(f.ph, f.cat) AS dest,
                -- whole nanoseconds within 64 bits; sub-nanosecond digits or more give NULL
                CASE WHEN round(f.ts, 3) = f.ts THEN TRY_CAST(try(f.ts * 1000) AS BIGINT) END AS ts_ns,
                CASE WHEN round(f.dur, 3) = f.dur THEN TRY_CAST(try(f.dur * 1000) AS BIGINT) END AS dur_ns
