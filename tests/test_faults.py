@@ -280,3 +280,46 @@ def test_a_long_lived_lake_reader_never_reads_a_swapped_trace(tmp_path):
     with tracedb.connect(path) as fresh:
         assert fresh.sql("SELECT count(*) FROM traces").rows == [(2,)]
         assert fresh.sql("SELECT count(*) FROM kernels").rows != before
+
+
+# Where the fault injection may kill a load: a stage of a file, shown by the progress display.
+KILL_POINTS = ["big0.json: reading", "big0.json: typing events", "big0.json: deriving facts",
+               "big1.json: reading", "big1.json: typing events", "big1.json: deriving facts", "1/3 files",
+               "2/3 files"]
+
+
+def test_loads_killed_at_random_points_keep_the_invariants(tmp_path, big_traces):
+    """Fault injection (fixed seed, so every run kills at the same points): a load of three files
+    with one job or two, killed (SIGKILL, SIGTERM or Ctrl-C) at a stage drawn at random and after a
+    random number of further progress frames. Whatever it had done: the database opens, holds the
+    trace it held plus whole traces of the files (each trace's rows and rejected events add up to
+    its event count), and no process, scratch folder or spill folder of the load remains."""
+    import random
+
+    rng = random.Random(20261125)
+    db = tmp_path / "t.duckdb"
+    run_cli("load", KINETO[0], "--name", "kept", db=db, check=True)
+    files = [KINETO[1], *big_traces]
+    names = {"kept"} | {Path(f).name.split(".")[0] for f in files}
+    for run in range(6):
+        point = rng.choice(KILL_POINTS)
+        sig = rng.choice([signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
+        jobs = rng.choice(["1", "2"])
+        proc, seen = start_until(["load", *files, "--jobs", jobs, "--replace", "--db", db], point)
+        for _ in range(rng.randrange(4)):  # a few more progress frames: a later moment of the stage
+            if not os.read(proc.stderr.fileno(), 1 << 16):
+                break
+        workers = _children(proc.pid)
+        proc.send_signal(sig)
+        proc.communicate(timeout=120)
+        assert _gone(workers) == [], (run, point)
+        with open_db(db) as con:  # the next command: it also removes what the killed one left
+            rows = con.execute("SELECT trace_id, name, event_count FROM traces").fetchall()
+            assert {r[1] for r in rows} <= names and "kept" in {r[1] for r in rows}, (run, point, rows)
+            for trace_id, name, events in rows:
+                counted = con.execute("SELECT (SELECT count(*) FROM all_events WHERE trace_id = $1) + "
+                                      "(SELECT count(*) FROM rejected_events WHERE trace_id = $1)",
+                                      [trace_id]).fetchone()[0]
+                assert counted == events, (run, point, name, counted, events)
+        assert _folders_of(proc.pid) == [], (run, point)
+        assert not (tmp_path / "t.duckdb.tmp").exists(), (run, point)
