@@ -256,6 +256,22 @@ def test_mixed_bad_entries_in_one_window_cost_themselves_only(tmp_path, case, en
 
 
 @pytest.mark.parametrize("pretty", [True, False], ids=["pretty", "compact"])
+def test_a_stray_brace_leaves_one_bad_entry(tmp_path, pretty):
+    """An event closed too early ({...}, "y": 2}): its commas part no entries, so it stays one."""
+    stray = _event("bad", "1", ', "args": {"x": 1}}, "y": 2')
+    events = [_event("a"), stray, "42", _event("b"), _event("c", "3")]
+    path = tmp_path / "t.json"
+    _write(path, events, pretty)
+    with open_db(tmp_path / "t.duckdb") as con:
+        out = load(con, path)
+        assert (out.events, out.rejected) == (5, 2)
+        assert con.execute("SELECT kernel_id, name FROM kernels ORDER BY kernel_id").fetchall() == [
+            (0, "a"), (3, "b"), (4, "c")]
+        rejected = dict(con.execute("SELECT event_id, reason FROM rejected_events").fetchall())
+        assert sorted(rejected) == [1, 2] and rejected[2] == "event is not a JSON object"
+
+
+@pytest.mark.parametrize("pretty", [True, False], ids=["pretty", "compact"])
 def test_many_kinds_of_bad_entries_in_one_window(tmp_path, pretty):
     nul, unterminated, comma = (MALFORMED[c][0] for c in ("raw NUL", "unterminated string", "missing comma"))
     events = [_event("a"), "42", nul, "null", _event("b"), unterminated, "[1, 2]", '"s"', _event("c", "3"),

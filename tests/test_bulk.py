@@ -119,6 +119,8 @@ def test_times_read_as_decimals_agree_with_python(tmp_path, monkeypatch):
         '{"ph": "X", "cat": "kernel", "name": "exp", "pid": 0, "tid": 1, "ts": 1.5e3, "dur": 2E-3}',
         '{"ph": "X", "cat": "kernel", "name": "nested", "pid": 0, "tid": 1, "ts": 12.5, "dur": 1,'
         ' "args": {"ts": 1736413971558972.9123456}}',
+        '{"ph": "X", "cat": "kernel", "name": "nested_pretty", "pid": 0, "tid": 1, "ts": 12.5, "dur": 1,'
+        ' "args": {\n    "ts": 1234567890123.4567891\n  }}',
         '{"ph": "X", "cat": "kernel", "name": "nested_key", "pid": 0, "tid": 1, "ts": 12.5, "dur": 1,'
         ' "stack": [{"ts": 0.30000000000000001}]}',
         '{"ph": "X", "cat": "kernel", "name": "after_args", "pid": 0, "tid": 1, "args": {"a": 1},'
@@ -142,6 +144,7 @@ def test_times_read_as_decimals_agree_with_python(tmp_path, monkeypatch):
     assert times["plain"] == (1736413971558972912, 2500)
     args = dict(bulk_con.execute("SELECT name, args::VARCHAR FROM kernels WHERE args IS NOT NULL").fetchall())
     assert "1736413971558972.9123456" in args["nested"] and "0.30000000000000001" in args["array"]
+    assert "1234567890123.4567891" in args["nested_pretty"]
     assert "0.30000000000000001" in args["key_ts"] and "0.10000000000000001" in args["key_ts"]
     reasons = dict(bulk_con.execute("SELECT json_extract_string(raw, '$.name'), reason FROM rejected_events").fetchall())
     assert set(reasons) == {"bool_ts", "bool_dur", "huge"}

@@ -112,8 +112,9 @@ def test_leftovers_of_dead_processes_go_and_of_live_ones_stay(tmp_path):
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
                           text=True, check=True)
     dead_pid = int(dead.stdout)
-    left = Path(tempfile.mkdtemp(prefix=f"tracedb-load-{dead_pid}-"))
+    left = Path(tempfile.mkdtemp(prefix=f"tracedb-load-{dead_pid}-{scratch._where()}-"))
     (left / "segment-0.json").write_text("[]")
+    elsewhere = Path(tempfile.mkdtemp(prefix=f"tracedb-load-{dead_pid}-0000abcd-"))  # another host's
     live = scratch.make("load")  # this process's own
     db = tmp_path / "t.duckdb"
     spill = tmp_path / "t.duckdb.tmp"
@@ -122,12 +123,16 @@ def test_leftovers_of_dead_processes_go_and_of_live_ones_stay(tmp_path):
         spill.mkdir()
         (spill / "duckdb_temp_storage-0.tmp").write_bytes(b"\0" * 1024)
         with open_db(db, read_only=True):  # a reader removes dead owners' folders, not the spill folder
-            assert not left.exists() and live.exists() and spill.exists()
-        open_db(db).close()  # a writer holds the only lock: the spill folder is a killed writer's
-        assert not spill.exists()
+            assert not left.exists() and live.exists() and spill.exists() and elsewhere.exists()
+        with open_db(db):  # a writer holds the only lock: the spill folder is a killed writer's
+            assert not spill.exists()
+            spill.mkdir()  # ... but not one of this process's own connections to the file
+            with open_db(db):
+                assert spill.exists()
     finally:
         scratch.remove_dead()
         live.rmdir()
+        elsewhere.rmdir()
 
 
 def test_a_lake_reader_never_closed_leaves_no_folder(tmp_path):
@@ -323,3 +328,47 @@ def test_loads_killed_at_random_points_keep_the_invariants(tmp_path, big_traces)
                 assert counted == events, (run, point, name, counted, events)
         assert _folders_of(proc.pid) == [], (run, point)
         assert not (tmp_path / "t.duckdb.tmp").exists(), (run, point)
+
+
+def test_a_replace_interrupted_at_any_step_keeps_a_whole_version(tmp_path, monkeypatch):
+    """Ctrl-C (or SIGTERM, taken as Ctrl-C) inside a replace, in the process: the old version comes
+    back at once, or the new one stands; never neither."""
+    from tracedb import lake as lakemod
+
+    path = tmp_path / "lake"
+    lakemod.add(KINETO[0], path, name="t")
+    old = _lake_state(path)
+    real = os.rename
+    for step in range(1, 200):
+        seen = [0]
+
+        def rename(src, dst, seen=seen, step=step):
+            seen[0] += 1
+            if seen[0] == step:
+                raise KeyboardInterrupt
+            return real(src, dst)
+
+        monkeypatch.setattr(os, "rename", rename)
+        try:
+            lakemod.add(KINETO[1], path, name="t", replace=True)
+            finished = True
+        except KeyboardInterrupt:
+            finished = False
+        monkeypatch.setattr(os, "rename", real)
+        state = _lake_state(path)
+        assert state == old or finished, (step, state)
+        assert not (path / ".trash").exists(), step
+        if finished:
+            break
+    assert finished and step > 10
+
+
+def test_two_recoverers_claim_a_journal_once(tmp_path):
+    from tracedb import lake as lakemod
+
+    entry = tmp_path / ".trash" / "abc123"
+    entry.mkdir(parents=True)
+    first = lakemod._claim(entry)
+    assert first is not None and first.name == f"abc123.r{os.getpid()}"
+    assert lakemod._claim(entry) is None  # gone: the other recoverer took it
+    assert lakemod._claim(first) is None  # held by a live process (this one)

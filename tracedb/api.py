@@ -278,6 +278,7 @@ class Database:
             if not read_only:
                 raise TracedbError(f"{self.path}: a trace lake is read in place and written by loads: "
                                    f"tracedb load FILES --lake {self.path}")
+            lake.recover(self.path)  # what a killed writer left, before the traces are watched
             self._lake_state = lake.traces_state(self.path)  # before the open: a change meanwhile is seen
             self.con, self._scratch = lake.open_lake(self.path)
             self.lake = self.path
@@ -328,7 +329,7 @@ class Database:
         self._check_lake(lake)
         try:
             yield
-        except BaseException:
+        except Exception:  # a Ctrl-C stays a Ctrl-C
             self._check_lake(lake)
             raise
         self._check_lake(lake)

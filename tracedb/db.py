@@ -250,8 +250,12 @@ def _connect(path: Path, read_only: bool, memory_limit: str | None, storage: str
     scratch.remove_dead()  # what killed commands left in the temporary directory
     if not read_only:
         # this connection holds the file's only lock: DuckDB's spill folder beside it is what a
-        # killed writer left (DuckDB removes it on a clean close only)
-        shutil.rmtree(spill_folder(path), ignore_errors=True)
+        # killed writer left (DuckDB removes it on a clean close only), unless this process has
+        # the file open already (DuckDB then shares one database between the connections)
+        key = str(path.resolve())
+        if _writers.get(key) is None:
+            shutil.rmtree(spill_folder(path), ignore_errors=True)
+        _writers[key] = con
         try:
             upgrade(con)  # a stale template is brought up to date like any older file
             if copied:
@@ -260,6 +264,10 @@ def _connect(path: Path, read_only: bool, memory_limit: str | None, storage: str
             con.close()
             raise
     return con
+
+
+# The read-write connections this process has open, by file (see _connect).
+_writers: "weakref.WeakValueDictionary[str, duckdb.DuckDBPyConnection]" = weakref.WeakValueDictionary()
 
 
 def spill_folder(path: Path) -> Path:

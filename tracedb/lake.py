@@ -150,10 +150,19 @@ def recover(lake: Path) -> None:
         if record is None:
             continue
         folder = record["folder"]
-        committed = lake / "traces" / folder / "data.parquet"
+        stored = _committed_id(lake, folder)
+        if stored is _UNKNOWN:
+            continue  # its traces file cannot be read now: told another time
+        entry = _claim(entry)  # one recoverer per journal
+        if entry is None:
+            continue
         try:
-            if committed.is_file() and _stored(committed)[1] == record.get("new_id"):
-                _release_id(lake, record.get("old_id"))  # the new version committed: the old one goes
+            if stored is not None and stored != record.get("old_id"):
+                # the new version committed (or a later writer's has since): the old one goes, and
+                # an id the dead writer claimed and no trace kept
+                _release_id(lake, record.get("old_id"))
+                if stored != record.get("new_id"):
+                    _release_id(lake, record.get("new_id"))
             else:  # it never did: what it put in goes, and the old version comes back, traces last
                 if record.get("phase") == "in":
                     for table_dir in _table_dirs(lake):
@@ -170,11 +179,40 @@ def recover(lake: Path) -> None:
         record = _dead_writer(entry)
         if record is None:
             continue
-        committed = lake / "traces" / record["folder"] / "data.parquet"
-        if not committed.is_file() or _stored(committed)[1] != record.get("trace_id"):
+        stored = _committed_id(lake, record["folder"])
+        if stored is _UNKNOWN:
+            continue
+        if stored != record.get("trace_id"):
             _release_id(lake, record.get("trace_id"))
         shutil.rmtree(entry, ignore_errors=True)
     _remove_if_empty(lake / INCOMING)
+
+
+_UNKNOWN = object()  # a traces file that is there and cannot be read
+
+
+def _committed_id(lake: Path, folder: str):
+    """The id of the trace committed under folder: None when there is none, _UNKNOWN when its
+    traces file is there but cannot be read."""
+    committed = lake / "traces" / folder / "data.parquet"
+    if not committed.is_file():
+        return None
+    stored = _stored(committed)[1]
+    return _UNKNOWN if stored is None else stored
+
+
+def _claim(entry: Path) -> Path | None:
+    """A dead writer's directory taken by this process alone (renamed <name>.r<pid>: of two
+    recoverers at once one rename wins), or None when another live process holds it."""
+    base, _, holder = entry.name.partition(".r")
+    if holder.isdigit() and scratch.alive(int(holder)):
+        return None
+    target = entry.with_name(f"{base}.r{os.getpid()}")
+    try:
+        os.rename(entry, target)
+    except OSError:
+        return None
+    return target
 
 
 def _subdirs(directory: Path) -> list[Path]:
@@ -243,7 +281,8 @@ def add(path: str | Path, lake: str | Path, *, name: str | None = None, replace:
             started = time.perf_counter()
             replaced = _move_in(lake, folder, part, old_id)
         except BaseException:
-            _release_id(lake, trace_id)
+            if _committed_id(lake, folder) != trace_id:  # interrupted after its commit, it keeps its id
+                _release_id(lake, trace_id)
             raise
         if replaced:
             _release_id(lake, old_id)
@@ -297,17 +336,22 @@ def _move_in(lake: Path, folder: str, part: partition.Partition, old_id: int | N
         for table in sorted(part.tables, key=lambda t: t == "traces"):  # traces last: the commit
             (lake / table).mkdir(exist_ok=True)
             os.rename(part.directory / table, lake / table / folder)
-    except OSError as exc:
-        for table in part.tables:  # what was put in is taken out, what was there comes back
+    except BaseException as exc:  # an error, Ctrl-C or SIGTERM before the commit
+        # what was put in is taken out, what was there comes back; should that be cut short too,
+        # the trash and its journal stay for recover
+        for table in part.tables:
             if (lake / table / folder).is_dir() and not (part.directory / table).exists():
                 shutil.rmtree(lake / table / folder, ignore_errors=True)
-        for target, src in moved:
+        for target, src in reversed(moved):  # traces, moved first, back last
             if not src.exists():
                 os.rename(target, src)
-        raise TracedbError(f"{lake}: cannot add the trace: {exc.strerror or exc}") from None
-    finally:
         shutil.rmtree(trash, ignore_errors=True)
         _remove_if_empty(lake / TRASH)
+        if isinstance(exc, OSError):
+            raise TracedbError(f"{lake}: cannot add the trace: {exc.strerror or exc}") from None
+        raise
+    shutil.rmtree(trash, ignore_errors=True)  # cut short, recover finds the commit and ends it
+    _remove_if_empty(lake / TRASH)
     return replaced
 
 

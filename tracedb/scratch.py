@@ -2,28 +2,41 @@
 
 Every folder tracedb writes outside the database or lake it works on (the segment files of a load,
 the partitions of a parallel load, a worker's spill files, a lake reader's database) is made here,
-as tracedb-<kind>-<pid>-<random>. Its owner removes it when done; one whose owner was killed
-(SIGKILL, a crash, the machine's out-of-memory killer) is removed by the next tracedb command that
-opens a database or a lake (remove_dead), never while the owner lives: the pid in the name says
-whose it is, and a folder of a live process, or of one this process cannot see, is left alone.
+as tracedb-<kind>-<pid>-<where>-<random>, where is a digest of the host and the PID namespace. Its
+owner removes it when done; one whose owner was killed (SIGKILL, a crash, the machine's
+out-of-memory killer) is removed by the next tracedb command that opens a database or a lake
+(remove_dead), never while the owner lives: the pid in the name says whose it is, a folder made on
+another host or in another container (a shared temporary directory) is left alone, and so is one
+of a live process or of one this process cannot see.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import shutil
+import socket
 import tempfile
 from pathlib import Path
 from typing import Iterator
 
-_NAME = re.compile(r"^tracedb-[a-z]+-(\d+)-")
+_NAME = re.compile(r"^tracedb-[a-z]+-(\d+)-([0-9a-f]{8})-")
+
+
+def _where() -> str:
+    """This host and PID namespace, in 8 hex digits: a pid means a process only within them."""
+    try:
+        namespace = str(os.stat("/proc/self/ns/pid").st_ino)
+    except OSError:
+        namespace = ""
+    return hashlib.sha256(f"{socket.gethostname()}/{namespace}".encode()).hexdigest()[:8]
 
 
 def make(kind: str) -> Path:
     """A new folder of this process (kind: a lower-case word saying what it holds)."""
-    return Path(tempfile.mkdtemp(prefix=f"tracedb-{kind}-{os.getpid()}-"))
+    return Path(tempfile.mkdtemp(prefix=f"tracedb-{kind}-{os.getpid()}-{_where()}-"))
 
 
 @contextlib.contextmanager
@@ -43,9 +56,11 @@ def remove_dead() -> list[Path]:
         entries = list(os.scandir(tempfile.gettempdir()))
     except OSError:
         return removed
+    here = _where()
     for entry in entries:
         found = _NAME.match(entry.name)
-        if found is None or not entry.is_dir(follow_symlinks=False) or alive(int(found.group(1))):
+        if found is None or found.group(2) != here or not entry.is_dir(follow_symlinks=False) \
+                or alive(int(found.group(1))):
             continue
         shutil.rmtree(entry.path, ignore_errors=True)
         removed.append(Path(entry.path))

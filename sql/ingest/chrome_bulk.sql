@@ -65,8 +65,8 @@ FROM (
                WHEN f.dur IN (0, 1) AND json_type(raw, '$.dur') = 'BOOLEAN' THEN true
                WHEN strlen(raw) > 500
                     AND strlen(raw) - strlen(replace(replace(raw, '{', ''), '[', '')) > 254 THEN true
-               ELSE regexp_matches(raw,
-                   '(?:[^s]|[^t]s|[^"]ts)"\s*:\s*-?[0-9.]{17,}|[\[,]\s*-?[0-9.]{17,}'
+               ELSE regexp_matches(raw,  -- (?s): . takes newlines too (pretty-printed events)
+                   '(?s)(?:[^s]|[^t]s|[^"]ts)"\s*:\s*-?[0-9.]{17,}|[\[,]\s*-?[0-9.]{17,}'
                    || '|[0-9][eE][-+]?[0-9]+\s*[,}\]]|[:,\[]\s*-?(?i:nan|inf)'
                    || '|\{.*\{.*"ts"\s*:\s*-?[0-9.]{17,}')
            END AS needs_python

@@ -100,7 +100,8 @@ CREATE OR REPLACE MACRO _ended_frames(frames, ts_ns) AS
 CREATE OR REPLACE MACRO _last_ended(frames, ended) AS
     CASE WHEN ended > 0 THEN list_sort(list_transform(frames, lambda g: g.end_ns))[ended] END;
 CREATE OR REPLACE MACRO _open_frames(frames, last_ended) AS
-    list_transform(list_filter(frames, lambda f: last_ended IS NULL OR f.end_ns > last_ended),
+    list_transform(list_filter(frames, lambda f: f.end_ns IS NOT NULL
+                                                 AND (last_ended IS NULL OR f.end_ns > last_ended)),
                    lambda f: f.name);
 
 -- Python stack of each launching call, outermost frame first.

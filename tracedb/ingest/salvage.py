@@ -155,12 +155,17 @@ def _split_piece(data: bytes, start: int, end: int) -> list[tuple[int, int, str 
     """The entries of a piece that is not one JSON value, each (start, end, why or None). A piece
     between two boundaries holds several entries when one is not an object (42, null, [1, 2], "s":
     no boundary before or after it): its top-level commas part them, each judged on its own; two
-    bad neighbours are one broken event the commas cut. A bad entry whose broken string hides the
-    commas after it (an unterminated string) is cut where the rest reads as whole values."""
+    bad neighbours are one broken event the commas cut, and a bad value that is no object belongs
+    to the entry before it (an event closed early by a stray brace). A bad entry whose broken
+    string hides the commas after it (an unterminated string) is cut where the rest reads as whole
+    values."""
     out: list[tuple[int, int, str | None]] = []
     for s, e in _values(data, start, end):
         why = _problem(data[s:e])
-        if why is not None and out and out[-1][2] is not None:
+        # a bad value after a bad one (one broken event the commas cut), or a bad value that is
+        # no object after any ("y": 2} after an event closed by a stray brace): part of the one
+        # before it
+        if why is not None and out and (out[-1][2] is not None or data[s] != 0x7B):
             s = out.pop()[0]
             why = _problem(data[s:e])
         out.append((s, e, why))
