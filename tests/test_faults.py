@@ -112,7 +112,7 @@ def test_leftovers_of_dead_processes_go_and_of_live_ones_stay(tmp_path):
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
                           text=True, check=True)
     dead_pid = int(dead.stdout)
-    left = Path(tempfile.mkdtemp(prefix=f"tracedb-load-{dead_pid}-{scratch._where()}-"))
+    left = Path(tempfile.mkdtemp(prefix=f"tracedb-load-{dead_pid}-{scratch.where()}-"))
     (left / "segment-0.json").write_text("[]")
     elsewhere = Path(tempfile.mkdtemp(prefix=f"tracedb-load-{dead_pid}-0000abcd-"))  # another host's
     live = scratch.make("load")  # this process's own

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import shutil
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -256,12 +257,6 @@ class Rules:
         return rules.remove_source(self._db._writable("remove rules"), source)
 
 
-def _remove_folder(path: Path) -> None:
-    import shutil
-
-    shutil.rmtree(path, ignore_errors=True)
-
-
 class Database:
     """A tracedb file, open read-only unless asked otherwise (tracedb.connect)."""
 
@@ -278,13 +273,11 @@ class Database:
             if not read_only:
                 raise TracedbError(f"{self.path}: a trace lake is read in place and written by loads: "
                                    f"tracedb load FILES --lake {self.path}")
-            lake.recover(self.path)  # what a killed writer left, before the traces are watched
-            self._lake_state = lake.traces_state(self.path)  # before the open: a change meanwhile is seen
-            self.con, self._scratch = lake.open_lake(self.path)
+            self.con, self._scratch, self._lake_state = lake.open_lake(self.path)
             self.lake = self.path
-            # a reader never closed still leaves no folder behind: removed when it is collected,
-            # or when the interpreter exits
-            self._finalizer = weakref.finalize(self, _remove_folder, self._scratch)
+            # its folder goes at close, or, for a reader never closed, when it is collected or when
+            # the interpreter exits
+            self._remove_scratch = weakref.finalize(self, shutil.rmtree, self._scratch, True)
         else:
             self.con = dbmod.open_db(self.path, read_only=read_only, wait=wait, create=create, storage=storage)
         self.rules = Rules(self)
@@ -296,7 +289,7 @@ class Database:
             self.con.close()
         finally:
             if self._scratch is not None:
-                _remove_folder(self._scratch)
+                self._remove_scratch()
 
     def __enter__(self) -> "Database":
         return self

@@ -124,7 +124,7 @@ def _set(con: duckdb.DuckDBPyConnection, key: str, value: object) -> None:
 def rollback(con: duckdb.DuckDBPyConnection) -> None:
     """ROLLBACK (when the transaction is still open), then restore what a failed block could not:
     the settings it changed, and the derivation's scope (a session variable outlives a rollback,
-    so every view read on the connection afterwards would see one trace alone) and stage."""
+    so every view read on the connection afterwards would see one trace alone)."""
     if invalidated_by(con) is not None:
         return  # DuckDB ends the transaction of a database it invalidated
     try:
@@ -135,7 +135,6 @@ def rollback(con: duckdb.DuckDBPyConnection) -> None:
         if "no transaction is active" not in str(exc):
             raise
     con.execute(f"RESET VARIABLE {SCOPE_VARIABLE}")
-    con.execute("DROP TABLE IF EXISTS temp.kernel_facts")  # a stage of the derivation (tracedb.facts)
     for key, value in _restore_after_rollback.pop(con, {}).items():
         _set(con, key, value)
 

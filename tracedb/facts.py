@@ -32,8 +32,6 @@ def derive(con: duckdb.DuckDBPyConnection, trace_id: int) -> None:
         finally:
             try:
                 con.execute(f"RESET VARIABLE {db.SCOPE_VARIABLE}")
-                # a stage of kernel_facts left by a failed statement would hide the stored table
-                con.execute("DROP TABLE IF EXISTS temp.kernel_facts")
             except duckdb.TransactionException:
                 pass  # the transaction failed: its own error is the one to report (db.rollback clears the scope)
 

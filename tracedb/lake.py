@@ -15,13 +15,13 @@ takes its traces directory away first (readers that open meanwhile do not see it
 rest. Two writers of one trace name at once are not kept apart: a name is one trace.
 
 A writer killed part way (SIGKILL, a crash, a lost node) leaves its directories under .incoming
-and .trash, each with a journal (journal.json: the writer's pid and host, the trace, the phase of
-the replace). The next writer or reader of the lake (recover) finishes or undoes what a dead
-writer of this host began: a replace whose new traces directory is in place is complete, and the
+and .trash, each with a journal (journal.json: the writer's pid, host and PID namespace, the
+trace, the phase of the replace). The next writer or reader of the lake (recover) finishes or
+undoes what a dead writer of this host and namespace began: a replace whose new traces directory is in place is complete, and the
 old version's files go; one whose new version never reached its traces directory is undone, the
 new version's directories removed and the old version's put back, traces last. A committed trace
-is never lost. A journal of another host is left to a process of that host (only it can tell
-whether the writer still runs).
+is never lost. A journal of another host or container is left to a process there (only it can
+tell whether the writer still runs).
 
 Trace ids grow with time, as a database's do, without writers asking each other: a load takes the
 seconds since 2025-01-01 at its start, or the next number not taken, by creating LAKE/_ids/<id>
@@ -47,7 +47,6 @@ import hashlib
 import json
 import os
 import shutil
-import socket
 import time
 import uuid
 from pathlib import Path
@@ -125,21 +124,19 @@ JOURNAL = "journal.json"
 
 def _write_journal(directory: Path, **fields) -> None:
     """What a writer's directory holds and whose it is, for recover (replaced whole, atomically)."""
-    record = {"pid": os.getpid(), "host": socket.gethostname(), **fields}
+    record = {"pid": os.getpid(), "where": scratch.where(), **fields}
     with atomic.replacing(directory / JOURNAL) as out:
         out.write(json.dumps(record))
 
 
 def _dead_writer(directory: Path) -> dict | None:
-    """The journal of a directory whose writer no longer runs, or None (alive, another host's, no
-    journal yet: a writer between making its directory and writing the journal)."""
+    """The journal of a directory whose writer no longer runs, or None (alive, of another host or
+    container, no journal yet: a writer between making its directory and writing the journal)."""
     try:
         record = json.loads((directory / JOURNAL).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if record.get("host") != socket.gethostname() or scratch.alive(int(record.get("pid", 0))):
-        return None
-    return record
+    return record if scratch.dead(int(record.get("pid", 0)), str(record.get("where"))) else None
 
 
 def recover(lake: Path) -> None:
@@ -389,9 +386,10 @@ def committed_folders(lake: Path) -> list[str]:
     return sorted(d for d in os.listdir(traces) if d.startswith("trace=") and (traces / d / "data.parquet").is_file())
 
 
-def open_lake(lake: str | Path) -> tuple[duckdb.DuckDBPyConnection, Path]:
+def open_lake(lake: str | Path) -> tuple[duckdb.DuckDBPyConnection, Path, dict[str, tuple[int, int]]]:
     """A read-only connection on which the lake's traces are the database's; (connection, the
-    scratch directory it lives in, to remove after closing it).
+    scratch directory it lives in, to remove after closing it, the traces_state of the lake as
+    opened, taken before its traces are listed: a change meanwhile is seen).
 
     The connection reaches the lake's Parquet only through Arrow datasets registered on it
     (pyarrow opens the files read-only), never through a path: it needs no file access of its own,
@@ -401,8 +399,8 @@ def open_lake(lake: str | Path) -> tuple[duckdb.DuckDBPyConnection, Path]:
         raise TracedbError(f"{lake}: not a trace lake (tracedb load FILES --lake {lake} makes one)")
     _check_marker(lake)
     recover(lake)  # what killed writers left in the lake
+    state = traces_state(lake)
     folders = committed_folders(lake)
-    scratch.remove_dead()  # what killed commands left in the temporary directory
     folder = scratch.make("lake")
     file = folder / "lake.duckdb"
     try:
@@ -425,7 +423,7 @@ def open_lake(lake: str | Path) -> tuple[duckdb.DuckDBPyConnection, Path]:
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
-    return con, folder
+    return con, folder, state
 
 
 _DATA = "_lake_"  # a table's rows: a placeholder table in the scratch file, an Arrow dataset at open

@@ -199,10 +199,6 @@ def _precheck(con: duckdb.DuckDBPyConnection, path: Path, replace: bool,
 
 def _commit(con: duckdb.DuckDBPyConnection, path: Path, job: Future, trace_id: int, replace: bool,
             landed: Callable[[LoadOutcome], None], failed: Callable[[Path, str], None]) -> None:
-    broken = db.invalidated_by(con)
-    if broken is not None:
-        failed(path, f"{path}: not loaded: an earlier load failed fatally on this database ({broken})")
-        return
     try:
         part: partition.Partition = job.result()
     except TracedbError as exc:

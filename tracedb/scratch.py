@@ -13,6 +13,7 @@ of a live process or of one this process cannot see.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import re
@@ -25,7 +26,8 @@ from typing import Iterator
 _NAME = re.compile(r"^tracedb-[a-z]+-(\d+)-([0-9a-f]{8})-")
 
 
-def _where() -> str:
+@functools.cache
+def where() -> str:
     """This host and PID namespace, in 8 hex digits: a pid means a process only within them."""
     try:
         namespace = str(os.stat("/proc/self/ns/pid").st_ino)
@@ -36,7 +38,7 @@ def _where() -> str:
 
 def make(kind: str) -> Path:
     """A new folder of this process (kind: a lower-case word saying what it holds)."""
-    return Path(tempfile.mkdtemp(prefix=f"tracedb-{kind}-{os.getpid()}-{_where()}-"))
+    return Path(tempfile.mkdtemp(prefix=f"tracedb-{kind}-{os.getpid()}-{where()}-"))
 
 
 @contextlib.contextmanager
@@ -56,15 +58,19 @@ def remove_dead() -> list[Path]:
         entries = list(os.scandir(tempfile.gettempdir()))
     except OSError:
         return removed
-    here = _where()
     for entry in entries:
         found = _NAME.match(entry.name)
-        if found is None or found.group(2) != here or not entry.is_dir(follow_symlinks=False) \
-                or alive(int(found.group(1))):
+        if found is None or not entry.is_dir(follow_symlinks=False) or not dead(int(found.group(1)), found.group(2)):
             continue
         shutil.rmtree(entry.path, ignore_errors=True)
         removed.append(Path(entry.path))
     return removed
+
+
+def dead(pid: int, made_where: str) -> bool:
+    """Whether process pid, of the host and PID namespace made_where (a where()), has ended: known
+    only here (elsewhere a pid names another process or none)."""
+    return made_where == where() and not alive(pid)
 
 
 def alive(pid: int) -> bool:

@@ -90,7 +90,7 @@ def read_raw(con: duckdb.DuckDBPyConnection, stream: TraceStream, progress: Prog
                     if segment is not None:
                         batch.append(segment)
                     if batch and (segment is None or len(batch) == BATCH or feeder.segments.empty()):
-                        rejections += _read_segments(con, batch, Path(tmp) / "salvage.json")
+                        rejections += _read_segments(con, batch, tmp / "salvage.json")
                         batch = []
                     if segment is None:
                         break
@@ -113,7 +113,7 @@ def read_raw(con: duckdb.DuckDBPyConnection, stream: TraceStream, progress: Prog
                      rejections)
 
 
-def _read_segments(con: duckdb.DuckDBPyConnection, segments: list[Path], scratch: Path) -> list[Rejection]:
+def _read_segments(con: duckdb.DuckDBPyConnection, segments: list[Path], salvage_file: Path) -> list[Rejection]:
     """Append the events of the segment files, in order, to _raw (removing the files); returns
     the events set aside by the salvage of a segment DuckDB refused."""
     rejections: list[Rejection] = []
@@ -124,10 +124,10 @@ def _read_segments(con: duckdb.DuckDBPyConnection, segments: list[Path], scratch
         reraise_interrupt(exc)
         if len(segments) > 1:
             for segment in segments:
-                rejections += _read_segments(con, [segment], scratch)
+                rejections += _read_segments(con, [segment], salvage_file)
             return rejections
         rows = con.execute("SELECT count(*) FROM _raw").fetchone()[0]
-        rejections += salvage(con, segments[0].read_bytes(), rows, scratch)
+        rejections += salvage(con, segments[0].read_bytes(), rows, salvage_file)
     for segment in segments:
         segment.unlink(missing_ok=True)
     return rejections

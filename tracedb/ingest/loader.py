@@ -65,9 +65,6 @@ def load_file(con: duckdb.DuckDBPyConnection, path: str | Path, *, name: str | N
     stage "read" while the file is read, then "type" and "derive"."""
     path = Path(path)
     name = default_name(path) if name is None else name
-    broken = db.invalidated_by(con)
-    if broken is not None:
-        raise TracedbError(f"{path}: not loaded: an earlier load failed fatally on this database ({broken})")
     size, digest, skipped, clash = precheck(con, path, name, replace)
     if skipped:
         return skipped
@@ -98,6 +95,7 @@ def precheck(con: duckdb.DuckDBPyConnection, path: Path, name: str,
     """What a load can tell before reading the file: (its size, its digest when a loaded trace has
     that size, else None, the outcome of a load skipped because the same content is loaded, the
     row of a trace of the same name to replace); a TracedbError when it cannot load at all."""
+    _check_usable(con, path)
     size = check_file(path)
     digest = None
     if con.execute("SELECT count(*) FROM traces WHERE file_bytes = ? OR file_bytes IS NULL", [size]).fetchone()[0]:
@@ -113,6 +111,7 @@ def check_existing(con: duckdb.DuckDBPyConnection, path: Path, name: str, digest
     """(the outcome of a load skipped because the same content is loaded, the row of a trace of the
     same name to replace); a taken name without replace is an error that says what_to_do. digest
     None: no loaded trace can have the same content."""
+    _check_usable(con, path)
     check_name(name, path)
     same = digest and con.execute("SELECT name FROM traces WHERE sha256 = ? ORDER BY trace_id LIMIT 1",
                                   [digest]).fetchone()
@@ -123,6 +122,13 @@ def check_existing(con: duckdb.DuckDBPyConnection, path: Path, name: str, digest
     if clash and not replace:
         raise TracedbError(f"{path}: a trace named {name!r} already exists; {what_to_do}")
     return None, clash
+
+
+def _check_usable(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """One line, not DuckDB's traceback, for a file loaded after an earlier one failed fatally."""
+    broken = db.invalidated_by(con)
+    if broken is not None:
+        raise TracedbError(f"{path}: not loaded: an earlier load failed fatally on this database ({broken})")
 
 
 def _load_in_transaction(con: duckdb.DuckDBPyConnection, reader, path: Path, name: str, digest: str,

@@ -24,6 +24,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import duckdb
 import orjson
@@ -181,21 +182,27 @@ def _split_piece(data: bytes, start: int, end: int) -> list[tuple[int, int, str 
     return result
 
 
-def _values(data: bytes, start: int, end: int) -> list[tuple[int, int]]:
-    """The top-level comma-separated values from start to end (strings, brackets and commas
-    counted as valid JSON has them), whitespace trimmed."""
-    out = []
+def _top_commas(data: bytes, start: int, end: int) -> Iterator[int]:
+    """Offsets of the commas between the top-level values from start to end (strings, brackets
+    and commas counted as valid JSON has them)."""
     depth = 0
-    first = start
     for token in _TOKEN.finditer(data, start, end):
         c = data[token.start()]
         if c == 0x2C and depth == 0:
-            out.append((first, _trim_end(data, first, token.start())))
-            first = _skip(data, token.end(), end)
+            yield token.start()
         elif c in b"[{":
             depth += 1
         elif c in b"]}":
             depth -= 1
+
+
+def _values(data: bytes, start: int, end: int) -> list[tuple[int, int]]:
+    """The top-level comma-separated values from start to end, whitespace trimmed."""
+    out = []
+    first = start
+    for comma in _top_commas(data, start, end):
+        out.append((first, _trim_end(data, first, comma)))
+        first = _skip(data, comma + 1, end)
     out.append((first, _trim_end(data, first, end)))
     return [(s, e) for s, e in out if e > s]
 
@@ -224,14 +231,9 @@ def _good_tail(data: bytes, start: int, end: int) -> int | None:
 
 def _before_trailing_comma(data: bytes, pos: int, stop: int) -> int:
     """stop, or the end of the last event before it when a comma follows that event ("},]")."""
-    end = stop
-    while end > pos and data[end - 1] in _SPACE:
-        end -= 1
+    end = _trim_end(data, pos, stop)
     if end > pos and data[end - 1] == 0x2C:
-        end -= 1
-        while end > pos and data[end - 1] in _SPACE:
-            end -= 1
-        return end
+        return _trim_end(data, pos, end - 1)
     return stop
 
 
@@ -309,23 +311,13 @@ def _depth(data: bytes, start: int, end: int) -> int:
 
 def _value_start(data: bytes, pos: int, stop: int, k: int) -> int | None:
     """Offset of the k-th (1-based) top-level value of the comma-separated values from pos."""
-    seen = 1
-    depth = 0
     if k < 1:
         return None
     if k == 1:
         return pos
-    for token in _TOKEN.finditer(data, pos, stop):
-        c = data[token.start()]
-        if c == 0x2C:  # ","
-            if depth == 0:
-                seen += 1
-                if seen == k:
-                    return _skip(data, token.end(), stop)
-        elif c in b"[{":
-            depth += 1
-        elif c in b"]}":
-            depth -= 1
+    for seen, comma in enumerate(_top_commas(data, pos, stop), start=2):
+        if seen == k:
+            return _skip(data, comma + 1, stop)
     return None
 
 
