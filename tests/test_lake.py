@@ -142,6 +142,25 @@ def test_writers_and_readers_of_one_lake(tmp_path):
     assert not (lake / lakemod.INCOMING).exists() and not (lake / lakemod.TRASH).exists()
 
 
+def test_a_working_directory_survives_its_parent_removed_meanwhile(tmp_path, monkeypatch):
+    """A writer's .incoming/<id> (or .trash/<id>) is made even when another writer or a reader
+    removes the empty parent between the parent's mkdir and the child's (the race of two writers
+    and a reader of one lake)."""
+    parent = tmp_path / lakemod.INCOMING
+    made = []
+    real_mkdir = type(parent).mkdir
+
+    def mkdir(self, *args, **kwargs):
+        if self.parent == parent and parent.exists() and not made:  # the parent goes just before
+            parent.rmdir()
+            made.append(self)
+        return real_mkdir(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(parent), "mkdir", mkdir)
+    child = lakemod._work_dir(parent)
+    assert made and child.parent == parent and child.is_dir()
+
+
 def test_writers_that_make_the_lake_at_once(tmp_path):
     """The threads of one process (a Dask worker's) making one lake: every one finds it a lake."""
     for i in range(40):

@@ -268,10 +268,10 @@ def add(path: str | Path, lake: str | Path, *, name: str | None = None, replace:
             raise TracedbError(f"{path}: a trace named {name!r} is in the lake {lake}; choose another --name or "
                                "use --replace")
     trace_id = claim_id(lake, folder)
-    staging = lake / INCOMING / uuid.uuid4().hex
+    staging = None  # made in the try below, removed in its finally
     try:
         try:
-            staging.mkdir(parents=True)
+            staging = _work_dir(lake / INCOMING)
             _write_journal(staging, folder=folder, trace_id=trace_id)
             part = partition.build(path, staging / "p", name=name, meta=meta, kind=kind, trace_id=trace_id,
                                    threads=threads, progress=progress)
@@ -284,7 +284,8 @@ def add(path: str | Path, lake: str | Path, *, name: str | None = None, replace:
         if replaced:
             _release_id(lake, old_id)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
         _remove_if_empty(lake / INCOMING)
     outcome = part.outcome
     outcome.status = "replaced" if replaced else "loaded"
@@ -309,8 +310,7 @@ def _move_in(lake: Path, folder: str, part: partition.Partition, old_id: int | N
     a trace. What stood under the name (an older version, or the leftovers of a writer that died)
     goes to a trash directory first, and comes back if the move fails before the commit; the
     trash's journal says how far it got, for recover should this process be killed."""
-    trash = lake / TRASH / uuid.uuid4().hex
-    trash.mkdir(parents=True)
+    trash = _work_dir(lake / TRASH)
     journal = {"folder": folder, "old_id": old_id, "new_id": part.outcome.trace_id}
     _write_journal(trash, phase="away", **journal)
     moved: list[tuple[Path, Path]] = []
@@ -350,6 +350,20 @@ def _move_in(lake: Path, folder: str, part: partition.Partition, old_id: int | N
     shutil.rmtree(trash, ignore_errors=True)  # cut short, recover finds the commit and ends it
     _remove_if_empty(lake / TRASH)
     return replaced
+
+
+def _work_dir(parent: Path) -> Path:
+    """A new directory of this writer under parent (.incoming or .trash), made even while another
+    writer or reader removes parent for being empty (between parent's mkdir and the child's)."""
+    child = parent / uuid.uuid4().hex
+    for _ in range(100):
+        parent.mkdir(exist_ok=True)
+        try:
+            child.mkdir()
+            return child
+        except FileNotFoundError:
+            continue  # parent went between the two calls: made again
+    raise TracedbError(f"{parent}: cannot make a working directory (removed as fast as it is made)")
 
 
 def _remove_if_empty(directory: Path) -> None:
