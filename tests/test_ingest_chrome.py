@@ -44,6 +44,29 @@ def test_metadata_before_and_after_events(con, tmp_path):
     assert con.execute("SELECT device_name FROM traces").fetchone()[0] == "AMD Instinct MI300X"
 
 
+def test_shape_args_of_cpu_ops_as_json_extract_reads_them(con, tmp_path):
+    """The shape columns of cpu_ops come from the one json_transform of args, yet hold what
+    json_extract would: JSON null for a null value, NULL for a missing key, nested values whole."""
+    args = [{"Input Dims": [[1, 2], [3]], "Input type": ["float", ""], "Input Strides": [[2, 1], []],
+             "Concrete Inputs": ["", "1"]},
+            {"Input Dims": None, "Input type": None},
+            {},
+            {"note": "Input Dims", "nested": {"Input Dims": [9]}},
+            {"Input Dims": "s", "Concrete Inputs": {"a": [1, {"b": None}]}}]
+    events = [{"ph": "X", "cat": "cpu_op", "name": f"aten::op{i}", "pid": 1, "tid": 1, "ts": 10 * i, "dur": 2,
+               "args": a} for i, a in enumerate(args)]
+    load(con, write_trace(tmp_path / "shapes.json", events))
+    rows = con.execute("""
+        SELECT input_dims IS NOT DISTINCT FROM json_extract(args, '$."Input Dims"'),
+               input_types IS NOT DISTINCT FROM json_extract(args, '$."Input type"'),
+               input_strides IS NOT DISTINCT FROM json_extract(args, '$."Input Strides"'),
+               concrete_inputs IS NOT DISTINCT FROM json_extract(args, '$."Concrete Inputs"'),
+               input_dims::VARCHAR
+        FROM cpu_ops ORDER BY ts_ns""").fetchall()
+    assert [r[:4] for r in rows] == [(True,) * 4] * len(args)
+    assert [r[4] for r in rows] == ["[[1,2],[3]]", "null", None, None, '"s"']
+
+
 def test_bare_array_every_phase_and_string_pids(con, tmp_path):
     events = [
         {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10, "dur": 5,

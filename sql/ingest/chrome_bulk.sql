@@ -35,24 +35,15 @@
 
 CREATE OR REPLACE TEMP TABLE _bulk AS
 SELECT event_id, f, ts_ns, dur_ns, dest,
-       CASE WHEN needs_python THEN raw
-            -- more keys than the table has columns for: count the keys against the known ones present
-            WHEN len(keys) >
-                (f.ph IS NOT NULL)::INT + (f.cat IS NOT NULL)::INT + (f.name IS NOT NULL)::INT
-                + (f.pid IS NOT NULL)::INT + (f.tid IS NOT NULL)::INT + (f.ts IS NOT NULL)::INT
-                + (f.dur IS NOT NULL)::INT + (f.args IS NOT NULL)::INT
-                + CASE dest WHEN 'flows' THEN (f.id IS NOT NULL)::INT + (f.bp IS NOT NULL)::INT
-                            WHEN 'instants' THEN (f.s IS NOT NULL)::INT
-                            WHEN 'other_events' THEN (f.id IS NOT NULL)::INT
-                            ELSE 0 END
-            THEN raw END AS rest,
+       CASE WHEN needs_python OR more_keys THEN raw END AS rest,
        needs_python
 FROM (
-    SELECT event_id, raw, f, keys, ts_ns, dur_ns, dest,
+    SELECT event_id, raw, f, ts_ns, dur_ns, dest, more_keys,
            CASE
                WHEN NOT starts_with(raw, '{') THEN true
-               -- a key twice: JSON parsers in Python and JavaScript keep the last value, DuckDB the first
-               WHEN len(keys) <> len(list_distinct(keys)) THEN true
+               -- a key twice: JSON parsers in Python and JavaScript keep the last value, DuckDB the
+               -- first (only an event with more keys than its known fields can have one twice)
+               WHEN more_keys AND len(keys) <> len(list_distinct(keys)) THEN true
                WHEN f.ts IS NULL THEN contains(raw, '"ts"')  -- null, not a number, or only a nested ts
                WHEN ts_ns IS NULL THEN true  -- sub-nanosecond digits or out of range
                WHEN f.dur IS NULL THEN contains(raw, '"dur"')
@@ -71,16 +62,33 @@ FROM (
                    || '|\{.*\{.*"ts"\s*:\s*-?[0-9.]{17,}')
            END AS needs_python
     FROM (
-        SELECT event_id, raw, f, json_keys(raw) AS keys, _dest(f.ph, f.cat) AS dest,
-               -- whole nanoseconds within 64 bits; sub-nanosecond digits or more give NULL
-               CASE WHEN round(f.ts, 3) = f.ts THEN TRY_CAST(try(f.ts * 1000) AS BIGINT) END AS ts_ns,
-               CASE WHEN round(f.dur, 3) = f.dur THEN TRY_CAST(try(f.dur * 1000) AS BIGINT) END AS dur_ns
+        SELECT *,
+               -- more keys than the table has columns for (a key with a null value counts as
+               -- one): the keys counted against the known ones present
+               len(keys) >
+                   (f.ph IS NOT NULL)::INT + (f.cat IS NOT NULL)::INT + (f.name IS NOT NULL)::INT
+                   + (f.pid IS NOT NULL)::INT + (f.tid IS NOT NULL)::INT + (f.ts IS NOT NULL)::INT
+                   + (f.dur IS NOT NULL)::INT + (f.args IS NOT NULL)::INT
+                   + CASE dest WHEN 'flows' THEN (f.id IS NOT NULL)::INT + (f.bp IS NOT NULL)::INT
+                               WHEN 'instants' THEN (f.s IS NOT NULL)::INT
+                               WHEN 'other_events' THEN (f.id IS NOT NULL)::INT
+                               ELSE 0 END AS more_keys
         FROM (
-            SELECT rowid - $first_rowid AS event_id, raw,
-                   json_transform(raw, '{"ts": "DECIMAL(38, 9)", "dur": "DECIMAL(38, 9)", "ph": "VARCHAR",
-                       "cat": "VARCHAR", "name": "VARCHAR", "pid": "VARCHAR", "tid": "VARCHAR", "id": "VARCHAR",
-                       "bp": "VARCHAR", "s": "VARCHAR", "args": "JSON"}') AS f
-            FROM _raw
+            SELECT event_id, raw, f, json_keys(raw) AS keys, _dest(f.ph, f.cat) AS dest,
+                   -- whole nanoseconds within 64 bits: the cast rounds sub-nanosecond digits, so
+                   -- a value the cast changed (or could not take) gives NULL
+                   CASE WHEN ts_x = TRY_CAST(ts_x AS BIGINT) THEN TRY_CAST(ts_x AS BIGINT) END AS ts_ns,
+                   CASE WHEN dur_x = TRY_CAST(dur_x AS BIGINT) THEN TRY_CAST(dur_x AS BIGINT) END AS dur_ns
+            FROM (
+                SELECT *, try(f.ts * 1000) AS ts_x, try(f.dur * 1000) AS dur_x  -- NULL past DECIMAL(38, 9)
+                FROM (
+                    SELECT rowid - $first_rowid AS event_id, raw,
+                           json_transform(raw, '{"ts": "DECIMAL(38, 9)", "dur": "DECIMAL(38, 9)", "ph": "VARCHAR",
+                               "cat": "VARCHAR", "name": "VARCHAR", "pid": "VARCHAR", "tid": "VARCHAR", "id": "VARCHAR",
+                               "bp": "VARCHAR", "s": "VARCHAR", "args": "JSON"}') AS f
+                    FROM _raw
+                )
+            )
         )
     )
 );

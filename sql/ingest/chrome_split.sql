@@ -62,14 +62,16 @@ FROM (
 INSERT INTO cpu_ops
 SELECT $trace_id, event_id, name, ts_ns, dur_ns, pid, tid,
        a."External id", a."Sequence number", a."Fwd thread id", a."Record function id", a."Ev Idx",
-       json_extract(args, '$."Input Dims"'), json_extract(args, '$."Input type"'),
-       json_extract(args, '$."Input Strides"'), json_extract(args, '$."Concrete Inputs"'),
+       _args_json(a."Input Dims", args, '"Input Dims"'), _args_json(a."Input type", args, '"Input type"'),
+       _args_json(a."Input Strides", args, '"Input Strides"'),
+       _args_json(a."Concrete Inputs", args, '"Concrete Inputs"'),
        args,
        _extra(rest,
            '{"ts": null, "dur": null, "args": null, "ph": null, "cat": null, "name": null, "pid": null, "tid": null}')
 FROM (
     SELECT *, json_transform(args, '{"External id": "BIGINT", "Sequence number": "BIGINT",
-        "Fwd thread id": "BIGINT", "Record function id": "BIGINT", "Ev Idx": "BIGINT"}') AS a
+        "Fwd thread id": "BIGINT", "Record function id": "BIGINT", "Ev Idx": "BIGINT",
+        "Input Dims": "JSON", "Input type": "JSON", "Input Strides": "JSON", "Concrete Inputs": "JSON"}') AS a
     FROM _typed_all WHERE dest = 'cpu_ops'
 );
 

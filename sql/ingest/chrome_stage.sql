@@ -67,6 +67,14 @@ CREATE OR REPLACE TEMP MACRO _dest(ph, cat) AS
 CREATE OR REPLACE TEMP MACRO _extra(rest, patch) AS
     CASE WHEN rest IS NOT NULL THEN nullif(json_merge_patch(rest, patch), '{}'::JSON) END;
 
+-- An args value as json_extract(args, '$.' || quoted_key) gives it, taken from the json_transform
+-- that reads the typed args (transformed). That one gives SQL NULL for a key whose value is null,
+-- where json_extract gives JSON null: only then is args parsed again. quoted_key: the key as
+-- written in args, quotes included.
+CREATE OR REPLACE TEMP MACRO _args_json(transformed, args, quoted_key) AS
+    CASE WHEN transformed IS NOT NULL THEN transformed
+         WHEN contains(args::VARCHAR, quoted_key) THEN json_extract(args, '$.' || quoted_key) END;
+
 CREATE OR REPLACE TEMP TABLE _staging_events (
     event_id BIGINT, ts_ns BIGINT, dur_ns BIGINT, args VARCHAR, rest VARCHAR
 );
