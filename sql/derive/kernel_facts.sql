@@ -7,6 +7,11 @@ DELETE FROM kernel_facts WHERE trace_id = $trace_id;
 
 DELETE FROM python_stacks WHERE trace_id = $trace_id;
 
+-- Each kernel's launch, read by the operations, phases, stacks and calls below: found once here
+-- (a temporary table shadows the view while it exists, as the kernel_facts stages do below).
+CREATE OR REPLACE TEMP TABLE kernel_launches AS
+SELECT * FROM kernel_launches WHERE trace_id = $trace_id;
+
 -- Python stacks: each launch's innermost frame and how many frames of its chain had ended
 -- (sql/views/40_stacks.sql); a stack is built, summarised and numbered once per distinct
 -- (leaf, ended), not once per launch.
@@ -110,3 +115,5 @@ DROP TABLE _derive_keys;
 DROP TABLE _derive_chains;
 
 DROP TABLE _derive_leaves;
+
+DROP TABLE temp.kernel_launches;
