@@ -64,7 +64,7 @@ WHERE f.python_id IS NOT NULL;
 -- Columns:
 --   trace_id  trace of the leaf
 --   leaf_id   Python id of the leaf
---   frames    the chain, outermost first: {name, end_ns} per frame
+--   frames    the chain, outermost first: {depth, name, end_ns} per frame (depth 0: the leaf)
 CREATE OR REPLACE MACRO _stack_chains_of(leaves) AS TABLE
 WITH RECURSIVE links AS MATERIALIZED (
     SELECT trace_id, python_id, arg_min(python_parent_id, event_id) AS parent_id
@@ -87,7 +87,9 @@ WITH RECURSIVE links AS MATERIALIZED (
     WHERE _in_scope(trace_id)
     GROUP BY trace_id, python_id
 )
-SELECT c.trace_id, c.leaf_id, list({'name': f.name, 'end_ns': f.end_ns} ORDER BY c.depth DESC) AS frames
+-- sorted per chain (by depth, the first field) rather than by an ordered aggregate: the same
+-- order, without the aggregate sorting inside every group
+SELECT c.trace_id, c.leaf_id, list_reverse_sort(list({'depth': c.depth, 'name': f.name, 'end_ns': f.end_ns})) AS frames
 FROM chain c JOIN frames f USING (trace_id, python_id)
 GROUP BY c.trace_id, c.leaf_id;
 
