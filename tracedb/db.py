@@ -147,16 +147,32 @@ def transaction(con: duckdb.DuckDBPyConnection, failure: str):
         yield
         con.execute("COMMIT")
     except duckdb.Error as exc:
-        if is_fatal(exc):  # e.g. the disk filled during the commit's checkpoint
-            _invalidated[con] = one_line(exc, 200)
-            raise TracedbError(f"{failure}: {one_line(exc)}; the database opens again with every trace "
-                               "committed (free some space and load the file again)") from None
+        _raise_fatal(con, exc, failure)
         rollback(con)
         reraise_interrupt(exc)
         raise TracedbError(f"{failure}: {one_line(exc)}") from None
     except BaseException:
         rollback(con)
         raise
+
+
+@contextlib.contextmanager
+def one_line_errors(con: duckdb.DuckDBPyConnection, failure: str):
+    """A DuckDB error in the block, outside any transaction (a load's staging), becomes one line,
+    '<failure>: <error>'."""
+    try:
+        yield
+    except duckdb.Error as exc:
+        _raise_fatal(con, exc, failure)
+        reraise_interrupt(exc)
+        raise TracedbError(f"{failure}: {one_line(exc)}") from None
+
+
+def _raise_fatal(con: duckdb.DuckDBPyConnection, exc: duckdb.Error, failure: str) -> None:
+    if is_fatal(exc):  # e.g. the disk filled during the commit's checkpoint
+        _invalidated[con] = one_line(exc, 200)
+        raise TracedbError(f"{failure}: {one_line(exc)}; the database opens again with every trace "
+                           "committed (free some space and load the file again)") from None
 
 
 def storage_version() -> str:

@@ -9,16 +9,18 @@ Two steps:
    one row per event with its exact text, in file order, so that the rowid is the event's index.
    The next segment is written while DuckDB parses the current one. (DuckDB keeps everything it
    reads from a pipe in memory, hence files; segments keep the disk use small.)
-2. type_bulk, inside the transaction: sql/ingest/chrome_bulk.sql types the events from their text
-   and flags the few SQL cannot type exactly; those go through the streaming reader's EventStager,
-   so an event is typed the same way whichever path reads it. Both meet in _typed_all
-   (sql/ingest/chrome_stage.sql) for the split.
+2. type_bulk, before the transaction too: sql/ingest/chrome_bulk.sql types the events from their
+   text and flags the few SQL cannot type exactly; those go through the streaming reader's
+   EventStager, so an event is typed the same way whichever path reads it. Both meet in _typed_all
+   (sql/ingest/chrome_stage.sql) for the split. _raw is dropped then, so that its memory is free
+   for the split and the derivation (a table dropped inside a transaction keeps its memory until
+   the commit).
 
 A file that does not read cleanly from start to end (truncated, a syntax error, NaN, metadata the
 feeder cannot place, an event list it cannot cut) raises NotBulk in step 1 or 2, before anything is
 written: the loader then reads it with the streaming reader, which keeps every complete event and
-reports where the file broke. Step 1 runs outside the transaction because a DuckDB error aborts
-the transaction it happens in.
+reports where the file broke. Both steps run outside the transaction: a DuckDB error aborts the
+transaction it happens in.
 """
 
 from __future__ import annotations
@@ -158,11 +160,13 @@ def drop_staging(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def type_bulk(con: duckdb.DuckDBPyConnection, raw: RawEvents) -> ChromeResult:
-    """Type the events of _raw into _bulk, seen through _typed_all (the flagged ones go to _staging_events)."""
+    """Type the events of _raw into _bulk, seen through _typed_all (the flagged ones go to
+    _staging_events), and drop _raw."""
     run_file(con, "ingest/chrome_bulk.sql", {"first_rowid": raw.first_rowid})
     with_ph = con.execute("SELECT count(*) FILTER (WHERE f.ph IS NOT NULL) FROM _bulk").fetchone()[0]
     stager = EventStager()
     _stage_exact(con, stager, {r.event_id: r for r in raw.malformed})
+    drop_raw(con)
     if raw.kind == "array" and not (with_ph or stager.has_event):
         raise NotBulk("no object with a ph key")  # the streaming reader names the problem
     result = ChromeResult(event_count=raw.count, rejected=stager.rejected_total, metadata=raw.metadata)

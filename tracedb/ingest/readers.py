@@ -24,10 +24,11 @@ from typing import Callable
 
 import duckdb
 
+from .. import db
 from ..db import run_file
 from ..jsontext import dumps as json_text
 from ..jsontext import replace_lone_surrogates
-from .bulk import NotBulk, RawEvents, discard_bulk, read_raw, type_bulk
+from .bulk import NotBulk, discard_bulk, read_raw, type_bulk
 from .chrome import ChromeResult, read_chrome_trace, require_c_backend
 from .source import TraceStream
 from .writer import BatchWriter
@@ -58,9 +59,18 @@ def _stage_chrome(con, path: Path, stream: TraceStream, progress):
     run_file(con, "ingest/chrome_stage.sql")
     reading = (lambda done, events: progress("read", done, events)) if progress else None
     try:
-        return read_raw(con, stream, reading)
+        raw = read_raw(con, stream, reading)
     except NotBulk:
         return _stream_events(con, path, reading)
+    if progress:
+        progress("type", stream.disk.bytes_read, raw.count)
+    try:
+        # typed before the transaction, where dropping the texts frees their memory at once
+        with db.one_line_errors(con, f"{path}: cannot load"), db.settings(con, preserve_insertion_order=False):
+            return type_bulk(con, raw)
+    except NotBulk:  # a bare array without events: the streaming reader names the problem
+        discard_bulk(con)
+        return _stream_events(con, path, None)
 
 
 def _stream_events(con: duckdb.DuckDBPyConnection, path: Path, reading) -> ChromeResult:
@@ -80,15 +90,7 @@ def _stream_events(con: duckdb.DuckDBPyConnection, path: Path, reading) -> Chrom
     return result
 
 
-def _store_chrome(con, trace_id: int, path: Path, staged, progress) -> ChromeResult:
-    if isinstance(staged, RawEvents):
-        try:
-            result = type_bulk(con, staged)
-        except NotBulk:  # a bare array without events: the streaming reader names the problem
-            discard_bulk(con)
-            result = _stream_events(con, path, None)
-    else:
-        result = staged
+def _store_chrome(con, trace_id: int, path: Path, result: ChromeResult, progress) -> ChromeResult:
     run_file(con, "ingest/chrome_split.sql", {"trace_id": trace_id})
     store_metadata(con, trace_id, result.metadata, result)
     run_file(con, "ingest/chrome_finish.sql", {"trace_id": trace_id})
