@@ -6,8 +6,9 @@
 -- streaming reader would. Parameter: $first_rowid, the rowid of _raw's first row (rowids inside a
 -- transaction do not start at 0).
 --
--- _raw columns:
---   raw  the event's JSON text as written in the file; rowid - $first_rowid is the event's index
+-- _raw_parts columns (_raw, in ranges of rows read side by side: tracedb.ingest.bulk._raw_parts):
+--   row_id  the row's rowid in _raw; row_id - $first_rowid is the event's index
+--   raw     the event's JSON text as written in the file
 --
 -- _bulk columns (read by the split through _typed_all):
 --   event_id      index of the event in the file's event list
@@ -82,11 +83,11 @@ FROM (
             FROM (
                 SELECT *, try(f.ts * 1000) AS ts_x, try(f.dur * 1000) AS dur_x  -- NULL past DECIMAL(38, 9)
                 FROM (
-                    SELECT rowid - $first_rowid AS event_id, raw,
+                    SELECT row_id - $first_rowid AS event_id, raw,
                            json_transform(raw, '{"ts": "DECIMAL(38, 9)", "dur": "DECIMAL(38, 9)", "ph": "VARCHAR",
                                "cat": "VARCHAR", "name": "VARCHAR", "pid": "VARCHAR", "tid": "VARCHAR", "id": "VARCHAR",
                                "bp": "VARCHAR", "s": "VARCHAR", "args": "JSON"}') AS f
-                    FROM _raw
+                    FROM _raw_parts
                 )
             )
         )

@@ -146,7 +146,25 @@ def _stopping(feeder: "_Feeder"):
 
 
 def drop_raw(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("DROP VIEW IF EXISTS _raw_parts")
     con.execute("DROP TABLE IF EXISTS _raw")
+
+
+ROW_GROUP_ROWS = 122_880  # DuckDB's row group: a table scan gives each of them to one thread
+
+
+def _raw_parts(con: duckdb.DuckDBPyConnection, raw: RawEvents) -> None:
+    """_raw as chrome_bulk.sql reads it (the view _raw_parts: row_id, raw): a trace of one row
+    group of events is cut into one range of rows per thread, read side by side, since one scan
+    of it would type every event on one thread (on the 50,125 events of a 17.9 MB trace, 0.19 s
+    instead of 0.12 on two cores). Larger ones are scanned whole: their row groups share the
+    threads already, and more scans of them cost more than they gain."""
+    threads = int(con.execute("SELECT current_setting('threads')").fetchone()[0])
+    parts = threads if raw.count <= ROW_GROUP_ROWS else 1
+    first, count = raw.first_rowid, raw.count
+    ranges = [(first + count * i // parts, first + count * (i + 1) // parts) for i in range(parts)]
+    con.execute("CREATE OR REPLACE TEMP VIEW _raw_parts AS " + " UNION ALL ".join(
+        f"SELECT rowid AS row_id, raw FROM _raw WHERE rowid >= {low} AND rowid < {high}" for low, high in ranges))
 
 
 def drop_staging(con: duckdb.DuckDBPyConnection) -> None:
@@ -154,6 +172,7 @@ def drop_staging(con: duckdb.DuckDBPyConnection) -> None:
     if db.invalidated_by(con) is not None:
         return  # DuckDB invalidated the database: its temporary objects went with it
     con.execute("DROP VIEW IF EXISTS _typed_all")
+    con.execute("DROP VIEW IF EXISTS _raw_parts")
     for name in ("_raw", "_bulk", "_flagged", "_typed", "_staging_events", "_staging_rejected", "_csv_rows",
                  "_csv_raw", "_csv_bulk", "_csv_typed"):
         con.execute(f"DROP TABLE IF EXISTS {name}")
@@ -162,6 +181,7 @@ def drop_staging(con: duckdb.DuckDBPyConnection) -> None:
 def type_bulk(con: duckdb.DuckDBPyConnection, raw: RawEvents) -> ChromeResult:
     """Type the events of _raw into _bulk, seen through _typed_all (the flagged ones go to
     _staging_events), and drop _raw."""
+    _raw_parts(con, raw)
     run_file(con, "ingest/chrome_bulk.sql", {"first_rowid": raw.first_rowid})
     with_ph = con.execute("SELECT count(*) FILTER (WHERE f.ph IS NOT NULL) FROM _bulk").fetchone()[0]
     stager = EventStager()
