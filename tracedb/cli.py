@@ -19,24 +19,6 @@ from .render import Format, by_trace, render, to_json
 
 # The modules behind one command are imported by that command (a tiny load pays for nothing else).
 
-def _flags_take_no_value() -> None:
-    """typer 0.29's help shows a flag as if it took a value (--replace <bool>, even --help <bool>);
-    its plain help leaves the type out for flags, and so does ours."""
-    from typer.core import TyperOption
-
-    shown = getattr(TyperOption, "display_type_rich", None)
-    if shown is None or getattr(shown, "tracedb", False):
-        return
-
-    def display_type_rich(self, ctx):
-        return None if self.is_flag else shown(self, ctx)
-
-    display_type_rich.tracedb = True
-    TyperOption.display_type_rich = display_type_rich
-
-
-_flags_take_no_value()
-
 app = typer.Typer(
     help="tracedb: stream accelerator profiler traces into one DuckDB file and query them with SQL.",
     no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
