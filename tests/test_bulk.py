@@ -191,3 +191,34 @@ def test_a_key_given_twice_keeps_its_last_value(tmp_path, monkeypatch):
     assert _snapshot(bulk_con) == _snapshot(stream_con)
     assert bulk_con.execute("SELECT name, ts_ns FROM kernels ORDER BY kernel_id").fetchall() == [
         ("last", 1000), ("plain", 3000)]
+
+
+def test_a_duckdb_error_while_typing_is_one_line_and_changes_nothing(tmp_path, monkeypatch):
+    """Typing runs before the load's transaction: a DuckDB error there (a full disk while DuckDB
+    spills, say) is one line naming the file, no staging table stays, the settings are put back,
+    and the connection loads the next file."""
+    import duckdb
+
+    from tracedb.errors import TracedbError
+
+    con = open_db(tmp_path / "t.duckdb")
+    trace = write_trace(tmp_path / "t.json", [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 1,
+                                               "ts": 1, "dur": 2}])
+    real = bulk.run_file
+
+    def failing(con, name, params=None):
+        if name == "ingest/chrome_bulk.sql":
+            raise duckdb.IOException("IO Error: could not write to the temporary directory")
+        return real(con, name, params)
+
+    monkeypatch.setattr(bulk, "run_file", failing)
+    before = con.execute("SELECT current_setting('preserve_insertion_order')").fetchone()[0]
+    with pytest.raises(TracedbError) as err:
+        loader.load_file(con, trace)
+    assert str(err.value).startswith(f"{trace}: cannot load: IO Error") and "\n" not in str(err.value)
+    assert con.execute("SELECT count(*) FROM traces").fetchone()[0] == 0
+    assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary").fetchone()[0] == 0
+    assert con.execute("SELECT count(*) FROM duckdb_views() WHERE temporary AND NOT internal").fetchone()[0] == 0
+    assert con.execute("SELECT current_setting('preserve_insertion_order')").fetchone()[0] == before
+    monkeypatch.setattr(bulk, "run_file", real)
+    assert loader.load_file(con, trace).status == "loaded"

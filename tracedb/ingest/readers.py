@@ -66,7 +66,8 @@ def _stage_chrome(con, path: Path, stream: TraceStream, progress):
         progress("type", stream.disk.bytes_read, raw.count)
     try:
         # typed before the transaction, where dropping the texts frees their memory at once
-        with db.one_line_errors(con, f"{path}: cannot load"), db.settings(con, preserve_insertion_order=False):
+        # (the errors inside the settings: a fatal one marks the connection before they are put back)
+        with db.settings(con, preserve_insertion_order=False), db.one_line_errors(con, f"{path}: cannot load"):
             return type_bulk(con, raw)
     except NotBulk:  # a bare array without events: the streaming reader names the problem
         discard_bulk(con)
