@@ -32,11 +32,14 @@ CREATE OR REPLACE MACRO _stack_shorten(f, n) AS
          WHEN length(f) > n AND contains(f, '/')
              THEN CASE WHEN contains(f, 'vllm/') THEN 'vllm/...' ELSE '...' END || string_split(f, '/')[-1]
          ELSE f END;
+-- The picked frame is bound once, as a lambda's argument: a macro's argument is written out
+-- wherever the body names it, and inside a CASE DuckDB computes each copy (_stack_shorten names
+-- its frame six times).
 CREATE OR REPLACE MACRO stack_summary(stack) AS
-    CASE WHEN stack IS NULL OR len(stack) = 0 THEN NULL
-         WHEN list_bool_or(list_transform(stack, lambda f: contains(f, 'torch/cuda/graphs')))
-             THEN _stack_shorten(_stack_pick(stack), 45) || ' [CUDA graph]'
-         ELSE _stack_shorten(_stack_pick(stack), 53) END;
+    CASE WHEN len(stack) > 0 THEN list_transform([_stack_pick(stack)], lambda picked:
+        CASE WHEN list_bool_or(list_transform(stack, lambda f: contains(f, 'torch/cuda/graphs')))
+             THEN _stack_shorten(picked, 45) || ' [CUDA graph]'
+             ELSE _stack_shorten(picked, 53) END)[1] END;
 
 -- The innermost Python frame of each launching call: the latest frame starting at or before the
 -- call on its thread, which is the innermost enclosing frame or a finished frame nested inside
