@@ -2,7 +2,7 @@
 
 The file is opened once: its first bytes tell which reader takes it (tracedb.ingest.readers), the
 reader stages it outside the transaction while the bytes are hashed as they stream by, and one
-transaction then stores the trace: the reader types what it staged, run parameters are stored and
+transaction then stores the trace: the reader stores what it staged, run parameters are stored and
 the analysis is derived (tracedb.facts). A file that fails part way, or a Ctrl-C, rolls the
 transaction back: the database is exactly as it was. Identical content (same SHA-256) is skipped
 unless replace is asked for; the file is hashed before staging only when a loaded trace has its

@@ -2,14 +2,15 @@
 
 A reader tells its files apart from their name and first bytes (detects), stages them outside the
 load's transaction, where DuckDB spills staged rows to disk freely and where a DuckDB error does
-not abort the load (stage), and types what it staged into the tables inside the transaction
-(store). tracedb.ingest.loader drives them; nothing else switches on the kind of a file.
+not abort the load (stage; a Chrome trace's events are typed there too), and stores what it
+staged in the tables inside the transaction (store). tracedb.ingest.loader drives them; nothing
+else switches on the kind of a file.
 
 - Chrome traces (Kineto, mlir-aie, torch_npu's trace_view.json, TensorCast): staged in bulk by
   DuckDB's JSON reader when the file is well-formed (tracedb.ingest.bulk), else by the streaming
-  reader (tracedb.ingest.chrome), which keeps every complete event of a broken file; typed by
-  sql/ingest/chrome_split.sql; then the one finish script of the kind the events show
-  (sql/ingest/chrome_kind.sql picks it).
+  reader (tracedb.ingest.chrome), which keeps every complete event of a broken file; split into
+  the event tables by sql/ingest/chrome_split.sql; then the one finish script of the kind the
+  events show (sql/ingest/chrome_kind.sql picks it).
 - Ascend profiler CSVs: tracedb.ingest.ascend_csv, typed by sql/ingest/ascend_csv.sql.
 - TensorCast op_mapping.yaml: tracedb.ingest.op_mapping (a .yaml/.yml name, or --op-mapping: YAML
   is too loose to be told from content, any "word: text" line is YAML).
@@ -66,7 +67,7 @@ def _stage_chrome(con, path: Path, stream: TraceStream, progress):
         progress("type", stream.disk.bytes_read, raw.count)
     try:
         # typed before the transaction, where dropping the texts frees their memory at once
-        # (the errors inside the settings: a fatal one marks the connection before they are put back)
+        # (errors caught inside the settings: a fatal one marks the connection before they go back)
         with db.settings(con, preserve_insertion_order=False), db.one_line_errors(con, f"{path}: cannot load"):
             return type_bulk(con, raw)
     except NotBulk:  # a bare array without events: the streaming reader names the problem
