@@ -318,7 +318,6 @@ def _move_in(lake: Path, folder: str, part: partition.Partition, old_id: int | N
 
     def away(src: Path, table: str) -> None:
         target = trash / table
-        target.parent.mkdir(parents=True, exist_ok=True)
         os.rename(src, target)
         moved.append((target, src))
 

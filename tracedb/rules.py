@@ -78,23 +78,26 @@ def refresh_regex_rules(con: duckdb.DuckDBPyConnection) -> None:
     (sql/views/25_kernel_ops_live.sql) with the rules' patterns written out as constants: DuckDB
     compiles a constant pattern once per query, a pattern read from a table once per row, and
     matching every distinct kernel name against every regex rule was most of a load's
-    classification time (the context rules' patterns tried per text, most of the rest). Every derivation calls it first (tracedb.facts),
-    whatever path the rules took into the table; loading rules calls it too, so that the macro a
-    DuckDB shell reads follows the table."""
+    classification time (the context rules' patterns tried per text, most of the rest). Every
+    derivation calls it first (tracedb.facts), whatever path the rules took into the table; loading
+    rules calls it too, so that the macro a DuckDB shell reads follows the table."""
     rules = con.execute("SELECT rank, platform, pattern FROM _kernel_rules_ordered WHERE match = 'regex' "
                         "ORDER BY rank").fetchall()
-    hits = [f"CASE WHEN {'' if platform == 'any' else f'kernel_platform = {_literal(platform)} AND '}"
-            f"regexp_matches(kernel_name, {_literal(pattern)}) THEN {int(rank)} END"
-            for rank, platform, pattern in rules]
-    body = f"list_filter([{', '.join(hits)}]::INTEGER[], lambda r: r IS NOT NULL)" if hits else "[]::INTEGER[]"
-    con.execute(f"CREATE OR REPLACE MACRO _regex_rule_hits(kernel_name, kernel_platform) AS {body}")
-    # the context rules likewise (sql/views/25_kernel_ops_live.sql)
+    _write_hits(con, "_regex_rule_hits(kernel_name, kernel_platform)",
+                [f"CASE WHEN {'' if platform == 'any' else f'kernel_platform = {_literal(platform)} AND '}"
+                 f"regexp_matches(kernel_name, {_literal(pattern)}) THEN {int(rank)} END"
+                 for rank, platform, pattern in rules])
     rules = con.execute("SELECT rank, match, pattern FROM _kernel_rules_ordered "
                         "WHERE match IN ('cpu_op', 'collective', 'annotation') ORDER BY rank").fetchall()
-    hits = [f"CASE WHEN context_kind = {_literal(match)} AND regexp_matches(context_text, {_literal(pattern)}) "
-            f"THEN {int(rank)} END" for rank, match, pattern in rules]
+    _write_hits(con, "_context_rule_hits(context_kind, context_text)",
+                [f"CASE WHEN context_kind = {_literal(match)} AND regexp_matches(context_text, {_literal(pattern)}) "
+                 f"THEN {int(rank)} END" for rank, match, pattern in rules])
+
+
+def _write_hits(con: duckdb.DuckDBPyConnection, signature: str, hits: list[str]) -> None:
+    """A macro giving the ranks of the rules that hit: hits, one CASE per rule, NULL on a miss."""
     body = f"list_filter([{', '.join(hits)}]::INTEGER[], lambda r: r IS NOT NULL)" if hits else "[]::INTEGER[]"
-    con.execute(f"CREATE OR REPLACE MACRO _context_rule_hits(context_kind, context_text) AS {body}")
+    con.execute(f"CREATE OR REPLACE MACRO {signature} AS {body}")
 
 
 def kind_named(table: str) -> RuleKind:

@@ -172,8 +172,8 @@ def drop_staging(con: duckdb.DuckDBPyConnection) -> None:
     if db.invalidated_by(con) is not None:
         return  # DuckDB invalidated the database: its temporary objects went with it
     con.execute("DROP VIEW IF EXISTS _typed_all")
-    con.execute("DROP VIEW IF EXISTS _raw_parts")
-    for name in ("_raw", "_bulk", "_flagged", "_typed", "_staging_events", "_staging_rejected", "_csv_rows",
+    drop_raw(con)
+    for name in ("_bulk", "_flagged", "_typed", "_staging_events", "_staging_rejected", "_csv_rows",
                  "_csv_raw", "_csv_bulk", "_csv_typed"):
         con.execute(f"DROP TABLE IF EXISTS {name}")
 
