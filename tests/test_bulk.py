@@ -222,3 +222,36 @@ def test_a_duckdb_error_while_typing_is_one_line_and_changes_nothing(tmp_path, m
     assert con.execute("SELECT current_setting('preserve_insertion_order')").fetchone()[0] == before
     monkeypatch.setattr(bulk, "run_file", real)
     assert loader.load_file(con, trace).status == "loaded"
+
+
+def test_text_inside_strings_keeps_events_in_sql(tmp_path, monkeypatch):
+    """Braces, "info" or "ts" inside a name are text, not JSON: such events are typed in SQL; a
+    second "ts" key and a long number under another key still go to Python (NaN: test_bad_events)."""
+    rows = [
+        '{"ph": "X", "cat": "kernel", "name": "void k<{lambda()#2}::operator()() const::{lambda(float)#1}>",'
+        ' "pid": 0, "tid": 1, "ts": 1736413971558972.912, "dur": 2.5, "args": {"grid": [1, 1, 1]}}',
+        '{"ph": "X", "cat": "python_function", "name": "logging/__init__.py(1529): info", "pid": 0, "tid": 1,'
+        ' "ts": 1736413971558973.5, "dur": 1, "args": {"Python id": 3, "Python parent id": 2}}',
+        '{"ph": "X", "cat": "cpu_op", "name": "aten::f({\\"ts\\": 1}, mode: infer)", "pid": 0, "tid": 1,'
+        ' "ts": 1736413971558974.25, "dur": 1}',
+        '{"ph": "X", "cat": "cpu_op", "name": "second_ts", "pid": 0, "tid": 1, "ts": 6, "dur": 1,'
+        ' "args": {"ts": 7}}',
+        '{"ph": "X", "cat": "gpu_memcpy", "name": "long_double", "pid": 0, "tid": 1, "ts": 8, "dur": 1,'
+        ' "args": {"memory bandwidth (GB/s)": 0.15532022188603126}}',
+    ]
+    path = tmp_path / "strings.json"
+    path.write_text('{"traceEvents": [\n' + ",\n".join(rows) + "\n]}")
+    flagged = []
+    real = bulk._stage_exact
+
+    def spy(con, stager, malformed):
+        flagged.extend(r[0] for r in con.execute("SELECT json_extract_string(raw, '$.name') FROM _flagged").fetchall())
+        return real(con, stager, malformed)
+
+    monkeypatch.setattr(bulk, "_stage_exact", spy)
+    bulk_con, stream_con = _load_both(tmp_path, path, monkeypatch)
+    assert sorted(flagged) == ["long_double", "second_ts"]
+    assert _snapshot(bulk_con) == _snapshot(stream_con)
+    ts = dict(bulk_con.execute("SELECT name, ts_ns FROM all_events").fetchall())
+    assert ts["logging/__init__.py(1529): info"] == 1736413971558973500
+    assert ts['aten::f({"ts": 1}, mode: infer)'] == 1736413971558974250

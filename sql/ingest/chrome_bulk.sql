@@ -30,9 +30,10 @@
 --   raw       the event's JSON text
 --
 -- The search for long numbers looks at values and array elements. A value of the key "ts" is left
--- out, since the event's own ts may have 17 digits and more and is taken exactly above, unless it
--- follows a second "{" (a ts nested in args or another object, or the event's own after its
--- args: both go to Python).
+-- out, since the event's own ts may have 17 digits and more and is taken exactly above; an event
+-- whose text has "ts" as a key twice (one nested in args or another object) goes to Python, so a
+-- nested ts is never taken for the event's own. (A "{" inside a string, as in a kernel name's
+-- {lambda()#1}, no longer counts: the search looks at keys, not braces.)
 
 CREATE OR REPLACE TEMP TABLE _bulk AS
 SELECT event_id, f, ts_ns, dur_ns, dest,
@@ -57,10 +58,13 @@ FROM (
                WHEN f.dur IN (0, 1) AND json_type(raw, '$.dur') = 'BOOLEAN' THEN true
                WHEN strlen(raw) > 500
                     AND strlen(raw) - strlen(replace(replace(raw, '{', ''), '[', '')) > 254 THEN true
-               ELSE regexp_matches(raw,  -- (?s): . takes newlines too (pretty-printed events)
-                   '(?s)(?:[^s]|[^t]s|[^"]ts)"\s*:\s*-?[0-9.]{17,}|[\[,]\s*-?[0-9.]{17,}'
-                   || '|[0-9][eE][-+]?[0-9]+\s*[,}\]]|[:,\[]\s*-?(?i:nan|inf)'
-                   || '|\{.*\{.*"ts"\s*:\s*-?[0-9.]{17,}')
+               -- a long number under another key, in an array or after a second "ts" key; an
+               -- exponent; NaN or Infinity as a value (each followed by what ends a value, so
+               -- that "info" in a name is not one). (?s:.*): any text, newlines too
+               ELSE regexp_matches(raw,
+                   '(?:[^s]|[^t]s|[^"]ts)"\s*:\s*-?[0-9.]{17,}|[\[,]\s*-?[0-9.]{17,}'
+                   || '|[0-9][eE][-+]?[0-9]+\s*[,}\]]|[:,\[]\s*-?(?i:nan|inf(?:inity)?)\s*[,}\]]'
+                   || '|"ts"\s*:(?s:.*)"ts"\s*:')
            END AS needs_python
     FROM (
         SELECT *,
