@@ -255,3 +255,15 @@ def test_text_inside_strings_keeps_events_in_sql(tmp_path, monkeypatch):
     ts = dict(bulk_con.execute("SELECT name, ts_ns FROM all_events").fetchall())
     assert ts["logging/__init__.py(1529): info"] == 1736413971558973500
     assert ts['aten::f({"ts": 1}, mode: infer)'] == 1736413971558974250
+
+
+def test_typing_ranges_follow_the_row_groups():
+    """The typing reads _raw in one range per thread unless its row groups share the threads
+    evenly: one row group, or a full one beside a short one, would leave a thread idle."""
+    rg = bulk.ROW_GROUP_ROWS
+    assert not bulk._row_groups_balanced(50_125, 2)  # one row group
+    assert not bulk._row_groups_balanced(rg + 8_363, 2)  # a full one and a short one
+    assert bulk._row_groups_balanced(rg + 116_213, 2)  # two nearly full
+    assert not bulk._row_groups_balanced(3 * rg, 2)  # two on one thread, one on the other
+    assert bulk._row_groups_balanced(32 * rg + 5, 2)
+    assert bulk._row_groups_balanced(50_125, 1)  # one thread: nothing to share
