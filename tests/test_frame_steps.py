@@ -239,3 +239,24 @@ def test_frames_agree_with_the_phase_annotations(con, tmp_path, fixture):
 def _write(path, trace):
     path.write_text(json.dumps(trace))
     return path
+
+
+def test_step_frame_patterns_written_out_match_the_patterns_table(con, tmp_path):
+    """_step_frame_rule_hits, rewritten with each step frame pattern as a constant, gives what
+    matching the patterns table row by row gives, for every fixture frame name, and follows a
+    user's patterns file."""
+    for trace in ("mi300_vllm_decode_hipgraph", "mi300x_sglang_qwen3-8b_decode", "h100_bert-small"):
+        load(con, FIXTURES / "kineto" / f"{trace}.json.gz")
+    by_table = ("SELECT coalesce(list(p.rank ORDER BY p.rank), []) FROM _step_frame_patterns_ordered p "
+                "WHERE regexp_matches(n.name, p.regex)")
+    query = (f"SELECT n.name, _step_frame_rule_hits(n.name) AS fast, ({by_table}) AS slow "
+             "FROM (SELECT DISTINCT name FROM python_functions) n")
+    rows = con.execute(query).fetchall()
+    assert len(rows) > 100 and any(r[1] for r in rows)
+    assert [r for r in rows if r[1] != r[2]] == []
+    mine = tmp_path / "frames.csv"
+    mine.write_text("priority,framework,regex,phase\n1,mine,: forward$,\n")
+    from tracedb import rules
+    rules.add_file(con, mine)
+    rows = con.execute(query).fetchall()
+    assert [r for r in rows if r[1] != r[2]] == [] and any(1 in r[1] for r in rows)

@@ -97,16 +97,27 @@ FROM (
 )
 WHERE NOT nested;
 
--- Step frame patterns in the order they are tried: user patterns first, then by priority.
+-- Step frame patterns in the order they are tried: user patterns first, then by priority (the
+-- order is total, so that a rank names the same pattern in every query).
 -- Columns:
 --   rank       order of trial (1 first)
 --   framework  who writes the frame (vllm, sglang, any, ...)
 --   regex      RE2 expression matched against the frame name
 --   phase      fixed phase of a step bounded by or holding such a frame, or NULL
 CREATE OR REPLACE VIEW _step_frame_patterns_ordered AS
-SELECT row_number() OVER (ORDER BY source = 'builtin', priority, source, framework) AS rank,
+SELECT row_number() OVER (ORDER BY source = 'builtin', priority, source, framework, regex, phase) AS rank,
        framework, regex, phase
 FROM step_frame_patterns;
+
+-- The ranks (in _step_frame_patterns_ordered) of the step frame patterns a frame name matches
+-- (scalar macro). Like _regex_rule_hits (sql/views/10_kernel_ops.sql), tracedb replaces this
+-- definition before every derivation with one that writes each pattern out
+-- (tracedb.rules.refresh_regex_rules), so that a pattern is compiled once per query rather than
+-- once per name: the same result.
+CREATE OR REPLACE MACRO _step_frame_rule_hits(frame_name) AS (
+    SELECT coalesce(list(rank ORDER BY rank), []) FROM _step_frame_patterns_ordered p
+    WHERE regexp_matches(frame_name, p.regex)
+);
 
 -- Python frames matching a step frame pattern, in traces without step annotations.
 -- Columns:
@@ -129,11 +140,10 @@ WITH unannotated AS MATERIALIZED (
     FROM python_functions f SEMI JOIN unannotated u USING (trace_id)
     WHERE _in_scope(f.trace_id)
 ), matched AS (
-    -- each distinct frame name is matched once
-    SELECT n.name, arg_min(p, p.rank) AS p
-    FROM (SELECT DISTINCT name FROM frames) n
-    JOIN _step_frame_patterns_ordered p ON regexp_matches(n.name, p.regex)
-    GROUP BY n.name
+    -- each distinct frame name is matched once, by the first pattern it matches
+    SELECT n.name, p
+    FROM (SELECT name, list_min(_step_frame_rule_hits(name)) AS rank FROM (SELECT DISTINCT name FROM frames)) n
+    JOIN _step_frame_patterns_ordered p ON p.rank = n.rank
 )
 SELECT f.trace_id, f.event_id, f.pid, f.tid, f.name, f.ts_ns, f.ts_ns + coalesce(f.dur_ns, 0) AS end_ns,
        m.p.rank AS rank, m.p.framework AS framework, m.p.phase AS phase
@@ -176,41 +186,11 @@ SELECT o.trace_id, o.event_id, o.pid, o.tid, o.name, o.ts_ns, o.end_ns, o.framew
        row_number() OVER (PARTITION BY o.trace_id ORDER BY o.ts_ns, o.event_id) AS ordinal
 FROM outermost o JOIN named n USING (trace_id, event_id);
 
--- The GPU kernels of every frame step: a kernel belongs to the step enclosing its launch on the
--- launching thread, else on any thread of the trace (reads the stored operations: tracedb
--- derives them first).
--- Columns:
---   trace_id   trace the kernel belongs to
---   kernel_id  row of kernels
---   step_id    the step's frame (event_id in python_functions)
---   graph      true when a CUDA/HIP graph launch ran the kernel
---   op         the kernel's operation family
---   cpu_op_id  the cpu_op that launched it (event_id in cpu_ops), NULL for a graph replay
-CREATE OR REPLACE VIEW _frame_step_kernel_ids AS
-WITH steps AS MATERIALIZED (
-    SELECT * FROM _frame_steps
-), k AS MATERIALIZED (
-    SELECT k.trace_id, k.kernel_id, l.pid AS cpu_pid, l.tid AS cpu_tid, l.launch_ts_ns,
-           l.graph, l.cpu_op_id, o.op
-    FROM kernels k
-    JOIN kernel_launches l USING (trace_id, kernel_id)
-    JOIN kernel_ops o USING (trace_id, kernel_id)
-    WHERE _in_scope(k.trace_id) AND k.trace_id IN (SELECT trace_id FROM steps)
-), on_thread AS (
-    SELECT k.trace_id, k.kernel_id, s.event_id AS step_id
-    FROM k ASOF JOIN steps s
-      ON s.trace_id = k.trace_id AND s.pid = k.cpu_pid AND s.tid = k.cpu_tid AND s.ts_ns <= k.launch_ts_ns
-    WHERE k.launch_ts_ns <= s.end_ns
-), any_thread AS (
-    SELECT k.trace_id, k.kernel_id, s.event_id AS step_id
-    FROM k ASOF JOIN steps s ON s.trace_id = k.trace_id AND s.ts_ns <= k.launch_ts_ns
-    WHERE k.launch_ts_ns <= s.end_ns
-)
-SELECT k.trace_id, k.kernel_id, coalesce(t.step_id, a.step_id) AS step_id, k.graph, k.op, k.cpu_op_id
-FROM k LEFT JOIN on_thread t USING (trace_id, kernel_id) LEFT JOIN any_thread a USING (trace_id, kernel_id)
-WHERE coalesce(t.step_id, a.step_id) IS NOT NULL;
+-- (the kernels of each frame step were a view of their own in earlier versions)
+DROP VIEW IF EXISTS _frame_step_kernel_ids;
 
--- Steps found from frames, with what each processed and its phase. A step's phase, in order:
+-- Steps found from frames, with what each processed and its phase (the steps, and the kernels of
+-- each, are found once here). A step's phase, in order:
 --   frame         the step's frame pattern (or one inside it) fixes it;
 --   tokens        its GEMMs' inputs are [batch, sequence, hidden] with sequence 1: decode;
 --   graph replay  a vLLM or SGLang step whose kernels ran mostly from a CUDA/HIP graph launch:
@@ -244,8 +224,32 @@ WHERE coalesce(t.step_id, a.step_id) IS NOT NULL;
 CREATE OR REPLACE VIEW frame_steps AS
 WITH steps AS MATERIALIZED (
     SELECT * FROM _frame_steps
+), k AS MATERIALIZED (
+    -- the GPU kernels of the traces with frame steps: a kernel belongs to the step enclosing its
+    -- launch on the launching thread, else on any thread of the trace (reads the stored
+    -- operations: tracedb derives them first)
+    SELECT k.trace_id, k.kernel_id, l.pid AS cpu_pid, l.tid AS cpu_tid, l.launch_ts_ns,
+           l.graph, l.cpu_op_id, o.op
+    FROM kernels k
+    JOIN kernel_launches l USING (trace_id, kernel_id)
+    JOIN kernel_ops o USING (trace_id, kernel_id)
+    WHERE _in_scope(k.trace_id) AND k.trace_id IN (SELECT trace_id FROM steps)
+), on_thread AS (
+    SELECT k.trace_id, k.kernel_id, s.event_id AS step_id
+    FROM k ASOF JOIN steps s
+      ON s.trace_id = k.trace_id AND s.pid = k.cpu_pid AND s.tid = k.cpu_tid AND s.ts_ns <= k.launch_ts_ns
+    WHERE k.launch_ts_ns <= s.end_ns
+), any_thread AS (
+    SELECT k.trace_id, k.kernel_id, s.event_id AS step_id
+    FROM k ASOF JOIN steps s ON s.trace_id = k.trace_id AND s.ts_ns <= k.launch_ts_ns
+    WHERE k.launch_ts_ns <= s.end_ns
 ), sk AS MATERIALIZED (
-    SELECT * FROM _frame_step_kernel_ids
+    -- each step's kernels: step_id the step's frame (event_id in python_functions), graph true
+    -- when a CUDA/HIP graph launch ran the kernel, cpu_op_id the launching cpu_op (NULL for a
+    -- graph replay)
+    SELECT k.trace_id, k.kernel_id, coalesce(t.step_id, a.step_id) AS step_id, k.graph, k.op, k.cpu_op_id
+    FROM k LEFT JOIN on_thread t USING (trace_id, kernel_id) LEFT JOIN any_thread a USING (trace_id, kernel_id)
+    WHERE coalesce(t.step_id, a.step_id) IS NOT NULL
 ), gemm_inputs AS (
     -- the first matrix input of every GEMM of a step: the cpu_ops that launched its GEMM kernels,
     -- and its aten::linear / aten::matmul calls (which keep the [batch, sequence, hidden] shape
