@@ -12,11 +12,12 @@
 --
 -- _bulk columns (read by the split through _typed_all):
 --   event_id      index of the event in the file's event list
---   f             the event's ph, cat, name, pid, tid, id, bp, s as text, ts and dur as
---                 DECIMAL(38, 9), args as JSON
 --   ts_ns         exact start in integer nanoseconds (NULL without ts)
 --   dur_ns        exact duration in integer nanoseconds (NULL without dur)
 --   dest          the event table the event goes to
+--   ph, cat, pid, tid, id, bp, s  the event's fields as text
+--   name, args    its name, and its args as JSON, for every table but python_functions (else NULL)
+--   py_name, py_args  the same for python_functions (else NULL)
 --   rest          the event's text when it has keys its table has no column for (they go to its
 --                 extra; a key with a null value counts as one), or when it needs Python; else NULL
 --   needs_python  SQL cannot type the event exactly: not an object; ts or dur null, not a number,
@@ -36,7 +37,11 @@
 -- {lambda()#1}, no longer counts: the search looks at keys, not braces.)
 
 CREATE OR REPLACE TEMP TABLE _bulk AS
-SELECT event_id, f, ts_ns, dur_ns, dest,
+SELECT event_id, ts_ns, dur_ns, dest, f.ph, f.cat, f.pid, f.tid, f.id, f.bp, f.s,
+       CASE WHEN dest <> 'python_functions' THEN f.name END AS name,
+       CASE WHEN dest <> 'python_functions' THEN f.args END AS args,
+       CASE WHEN dest = 'python_functions' THEN f.name END AS py_name,
+       CASE WHEN dest = 'python_functions' THEN f.args END AS py_args,
        CASE WHEN needs_python OR more_keys THEN raw END AS rest,
        needs_python
 FROM (
@@ -99,9 +104,16 @@ FROM (
 );
 
 -- The split reads the events typed here where they are, next to those typed from _staging_events.
+-- Each of its statements reads the rows of one table; DuckDB reads a column of every block that
+-- holds such a row, and the Python frames (most events, their names and args most bytes) are in
+-- every block: their texts sit in columns of their own, so that the other tables' statements
+-- read them as NULLs (on a 1 GiB trace of 3 million frames, the split took 5.8 s, 5.0 with this).
 CREATE OR REPLACE TEMP VIEW _typed_all AS
-SELECT event_id, ts_ns, dur_ns, f.ph, f.cat, f.name, f.pid, f.tid, f.id, f.bp, f.s, f.args, rest, dest
-FROM _bulk WHERE NOT needs_python
+SELECT event_id, ts_ns, dur_ns, ph, cat, name, pid, tid, id, bp, s, args, rest, dest
+FROM _bulk WHERE NOT needs_python AND dest <> 'python_functions'
+UNION ALL
+SELECT event_id, ts_ns, dur_ns, ph, cat, py_name, pid, tid, id, bp, s, py_args, rest, dest
+FROM _bulk WHERE NOT needs_python AND dest = 'python_functions'
 UNION ALL
 SELECT * FROM _typed;
 

@@ -195,7 +195,7 @@ def type_bulk(con: duckdb.DuckDBPyConnection, raw: RawEvents) -> ChromeResult:
     _staging_events), and drop _raw."""
     _raw_parts(con, raw)
     run_file(con, "ingest/chrome_bulk.sql", {"first_rowid": raw.first_rowid})
-    with_ph = con.execute("SELECT count(*) FILTER (WHERE f.ph IS NOT NULL) FROM _bulk").fetchone()[0]
+    with_ph = con.execute("SELECT count(*) FILTER (WHERE ph IS NOT NULL) FROM _bulk").fetchone()[0]
     stager = EventStager()
     _stage_exact(con, stager, {r.event_id: r for r in raw.malformed})
     drop_raw(con)
