@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import load
-from tracedb.testing import GPU, KinetoTrace
+from tracedb.testing import GPU, KinetoTrace, frame_event
 
 
 def facts(con, trace_id=None, order="k.ts_ns"):
@@ -68,6 +68,30 @@ def test_python_stack_chain_in_order(con, tmp_path):
                                 "vllm/worker/model_runner.py(1700): execute_model",
                                 "vllm/model_executor/models/llama.py(340): forward"],
                    "vllm/model_executor/models/llama.py(340): forward")  # short enough to keep whole
+
+
+def test_stored_stacks_agree_with_the_live_definition(con, tmp_path):
+    """Launches sharing a leaf but not its open frames, a frame without a name, a launch after its
+    leaf's chain has partly ended: the stacks stored at load are those _launch_stacks_live defines."""
+    b = KinetoTrace()
+    b.frame("main.py(1): run", 0, 10_000, 1, None)
+    b.frame("model.py(10): forward", 10, 5_000, 2, 1)
+    b.frame("helper.py(5): prep", 20, 30, 3, 2)  # ends at 50
+    nameless = frame_event("unused", 60, 100, 4, 2)
+    del nameless["name"]
+    b.events.append(nameless)
+    for i, launch in enumerate((40, 55, 70, 6000)):
+        b.kernel(f"k{i}", launch_ts=launch, kernel_ts=launch + 1000)
+    load(con, b.write(tmp_path / "stacks.json"))
+    stored = con.execute("SELECT k.name, s.python_stack FROM kernel_facts f JOIN kernels k USING (trace_id, kernel_id) "
+                         "LEFT JOIN python_stacks s USING (trace_id, stack_id) ORDER BY k.ts_ns").fetchall()
+    run, forward = "main.py(1): run", "model.py(10): forward"
+    assert stored == [("k0", [run, forward, "helper.py(5): prep"]), ("k1", [run, forward]),
+                      ("k2", [run, forward, None]), ("k3", [run])]
+    live = con.execute("SELECT k.name, l.python_stack FROM kernel_facts f JOIN kernels k USING (trace_id, kernel_id) "
+                       "LEFT JOIN _launch_stacks_live l ON l.trace_id = f.trace_id AND l.launch_id = f.launch_id "
+                       "ORDER BY k.ts_ns").fetchall()
+    assert live == stored
 
 
 def test_graph_replay_keeps_one_row_per_kernel(con, tmp_path):

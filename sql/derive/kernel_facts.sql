@@ -1,6 +1,6 @@
 -- Derives kernel_facts and python_stacks of one trace ($trace_id) from the live definitions in
--- sql/views (_kernel_ops_live, _kernel_phases_live, _launch_leaves_live, _stack_chains_of, _kernel_layers_live,
--- _kernel_order_live).
+-- sql/views (_kernel_ops_live, _kernel_phases_live, _launch_leaves_live, _stack_frames_of,
+-- _launch_stack_keys_of, _open_stacks_of, _kernel_layers_live, _kernel_order_live).
 -- Runs inside the load transaction, and again for every trace when rules or views change.
 
 DELETE FROM kernel_facts WHERE trace_id = $trace_id;
@@ -13,34 +13,28 @@ CREATE OR REPLACE TEMP TABLE kernel_launches AS
 SELECT * FROM kernel_launches WHERE trace_id = $trace_id;
 
 -- Python stacks: each launch's innermost frame and how many frames of its chain had ended
--- (sql/views/40_stacks.sql); a stack is built, summarised and numbered once per distinct
--- (leaf, ended), not once per launch.
+-- (sql/views/40_stacks.sql); a stack is built once per distinct (leaf, ended), summarised and
+-- numbered once per distinct stack, not once per launch.
 CREATE OR REPLACE TEMP TABLE _derive_leaves AS
 SELECT * FROM _launch_leaves_live WHERE trace_id = $trace_id;
 
 CREATE OR REPLACE TEMP TABLE _derive_chains AS
-SELECT * FROM _stack_chains_of('_derive_leaves');
+SELECT * FROM _stack_frames_of('_derive_leaves');
 
 CREATE OR REPLACE TEMP TABLE _derive_keys AS
-SELECT l.trace_id, l.launch_id, l.leaf_id, _ended_frames(c.frames, l.launch_ts_ns) AS ended
-FROM _derive_leaves l JOIN _derive_chains c USING (trace_id, leaf_id);
+SELECT * FROM _launch_stack_keys_of('_derive_leaves', '_derive_chains');
 
 CREATE OR REPLACE TEMP TABLE _derive_stack_ids AS
 WITH stacks AS MATERIALIZED (
-    SELECT trace_id, leaf_id, ended, _open_frames(frames, last_ended) AS python_stack
-    FROM (
-        SELECT k.trace_id, k.leaf_id, k.ended, c.frames, _last_ended(c.frames, k.ended) AS last_ended
-        FROM (SELECT DISTINCT trace_id, leaf_id, ended FROM _derive_keys) k
-        JOIN _derive_chains c USING (trace_id, leaf_id)
-    )
+    SELECT * FROM _open_stacks_of('_derive_keys', '_derive_chains')
 ), numbered AS (
     -- a summary per distinct stack: different leaves often share one
-    SELECT python_stack, stack_summary(python_stack) AS summary,
+    SELECT stack_key, python_stack, stack_summary(python_stack) AS summary,
            row_number() OVER (ORDER BY python_stack) AS stack_id
-    FROM (SELECT DISTINCT python_stack FROM stacks)
+    FROM (SELECT DISTINCT stack_key, python_stack FROM stacks)
 )
-SELECT s.trace_id, s.leaf_id, s.ended, s.python_stack, n.summary, n.stack_id
-FROM stacks s JOIN numbered n ON n.python_stack = s.python_stack;
+SELECT s.trace_id, s.leaf_id, s.ended, n.python_stack, n.summary, n.stack_id
+FROM stacks s JOIN numbered n USING (stack_key);
 
 INSERT INTO python_stacks
 SELECT DISTINCT trace_id, stack_id, python_stack, summary FROM _derive_stack_ids;

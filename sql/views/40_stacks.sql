@@ -1,7 +1,8 @@
 -- Python stacks: the chain of python_function frames enclosing each kernel's launch.
 -- The innermost frame is found by an ASOF join of the launch time to the frames of the
 -- launching thread; the chain up to the root follows Python parent id (recursive CTE), once per
--- innermost frame; the frames of the chain that ended before the call are left out.
+-- innermost frame; the frames of the chain that ended before the call are left out, and each
+-- distinct stack is put together once.
 
 -- One frame per Python id (ids are unique within a trace; the first wins if one repeats).
 -- Columns:
@@ -60,15 +61,19 @@ FROM launches l ASOF JOIN (SELECT * FROM python_functions WHERE _in_scope(trace_
 WHERE f.python_id IS NOT NULL;
 
 -- The chain of frames from each leaf of the table named by leaves (columns trace_id, leaf_id, as
--- _launch_leaves_live) up to the root, by Python parent id: built once per leaf, however many
--- calls share it (a graph replay, a loop). The walk follows the ids alone (one parent per id, as
--- _python_frames takes it), so its join stays small whatever the number of frames; names and
--- ends are then read for the frames on some chain only.
+-- _launch_leaves_live) up to the root, by Python parent id, one row per frame: built once per
+-- leaf, however many calls share it (a graph replay, a loop). The walk follows the ids alone (one
+-- parent per id, as _python_frames takes it), so its join stays small whatever the number of
+-- frames; names and ends are then read for the frames on some chain only. The rows stay flat:
+-- the stacks are put together from them once per distinct stack (_open_stacks_of), since a list
+-- of names per leaf was most of the stacks' time.
 -- Columns:
 --   trace_id  trace of the leaf
 --   leaf_id   Python id of the leaf
---   frames    the chain, outermost first: {depth, name, end_ns} per frame (depth 0: the leaf)
-CREATE OR REPLACE MACRO _stack_chains_of(leaves) AS TABLE
+--   depth     0 for the leaf, 1 for its caller, ...
+--   name      frame text
+--   end_ns    end of the frame, nanoseconds
+CREATE OR REPLACE MACRO _stack_frames_of(leaves) AS TABLE
 WITH RECURSIVE links AS MATERIALIZED (
     SELECT trace_id, python_id, arg_min(python_parent_id, event_id) AS parent_id
     FROM python_functions
@@ -90,24 +95,73 @@ WITH RECURSIVE links AS MATERIALIZED (
     WHERE _in_scope(trace_id)
     GROUP BY trace_id, python_id
 )
--- sorted per chain (by depth, the first field) rather than by an ordered aggregate: the same
--- order, without the aggregate sorting inside every group
-SELECT c.trace_id, c.leaf_id, list_reverse_sort(list({'depth': c.depth, 'name': f.name, 'end_ns': f.end_ns})) AS frames
-FROM chain c JOIN frames f USING (trace_id, python_id)
-GROUP BY c.trace_id, c.leaf_id;
+SELECT c.trace_id, c.leaf_id, c.depth, f.name, f.end_ns
+FROM chain c JOIN frames f USING (trace_id, python_id);
 
--- The frames of a chain still open at a call: those that had not ended before it (the others are
--- finished siblings' descendants, not enclosing). ended, the number that had ended, says which:
--- those whose end is after the ended-th smallest end (_last_ended). So a stack is known from
--- (leaf, ended) alone, and the derivation builds each once (sql/derive/kernel_facts.sql).
-CREATE OR REPLACE MACRO _ended_frames(frames, ts_ns) AS
-    list_count(list_filter(frames, lambda f: f.end_ns < ts_ns));
-CREATE OR REPLACE MACRO _last_ended(frames, ended) AS
-    CASE WHEN ended > 0 THEN list_sort(list_transform(frames, lambda g: g.end_ns))[ended] END;
-CREATE OR REPLACE MACRO _open_frames(frames, last_ended) AS
-    list_transform(list_filter(frames, lambda f: f.end_ns IS NOT NULL
-                                                 AND (last_ended IS NULL OR f.end_ns > last_ended)),
-                   lambda f: f.name);
+-- Each call of the table named by leaves (columns trace_id, launch_id, launch_ts_ns, leaf_id) with
+-- how many frames of its leaf's chain (the table named by frames, as _stack_frames_of gives it)
+-- had ended before it: those are finished siblings' descendants, not enclosing frames. So a stack
+-- is known from (leaf, ended) alone, and each is built once (_open_stacks_of).
+-- Columns:
+--   trace_id, launch_id, leaf_id  as in leaves
+--   ended       frames of the chain that ended before the call
+--   last_ended  the latest end among them (NULL when none)
+CREATE OR REPLACE MACRO _launch_stack_keys_of(leaves, frames) AS TABLE
+SELECT l.trace_id, l.launch_id, l.leaf_id,
+       count(c.end_ns) FILTER (c.end_ns < l.launch_ts_ns) AS ended,
+       max(c.end_ns) FILTER (c.end_ns < l.launch_ts_ns) AS last_ended
+FROM query_table(leaves) l JOIN query_table(frames) c USING (trace_id, leaf_id)
+GROUP BY l.trace_id, l.launch_id, l.leaf_id;
+
+-- The stack of each distinct (leaf, ended) of the table named by keys (as _launch_stack_keys_of):
+-- the frames of the leaf's chain (the table named by frames) still open, those ending after the
+-- last that had ended, outermost first. Each is first told by the ids of its frames' names
+-- (numbers compare and group far faster than lists of texts), and its names are read once per
+-- distinct stack.
+-- Columns:
+--   trace_id, leaf_id, ended  as in keys
+--   stack_key     the stack's frame names as numbers: equal keys, equal stacks (within one query)
+--   python_stack  the frame names, outermost first ([] when every frame had ended)
+CREATE OR REPLACE MACRO _open_stacks_of(keys, frames) AS TABLE
+WITH names AS MATERIALIZED (
+    SELECT name, row_number() OVER (ORDER BY name) AS name_id
+    FROM (SELECT DISTINCT name FROM query_table(frames))
+), keyed AS MATERIALIZED (
+    -- sorted per stack by depth (the first field), not by an ordered aggregate: the same order,
+    -- without the aggregate sorting inside every group
+    SELECT k.trace_id, k.leaf_id, k.ended,
+           coalesce(list_transform(
+               list_reverse_sort(list({'depth': c.depth, 'name_id': n.name_id})
+                   FILTER (c.end_ns IS NOT NULL AND (k.last_ended IS NULL OR c.end_ns > k.last_ended))),
+               lambda f: f.name_id), []) AS stack_key
+    FROM (SELECT DISTINCT trace_id, leaf_id, ended, last_ended FROM query_table(keys)) k
+    JOIN query_table(frames) c USING (trace_id, leaf_id)
+    JOIN names n ON n.name IS NOT DISTINCT FROM c.name
+    GROUP BY k.trace_id, k.leaf_id, k.ended
+), named AS (
+    SELECT stack_key, list_transform(stack_key, lambda i: all_names[i]) AS python_stack
+    FROM (SELECT DISTINCT stack_key FROM keyed),
+         (SELECT list(name ORDER BY name_id) AS all_names FROM names)
+)
+SELECT k.trace_id, k.leaf_id, k.ended, k.stack_key, n.python_stack
+FROM keyed k JOIN named n USING (stack_key);
+
+-- (earlier versions built a list of frames per leaf with these)
+DROP MACRO TABLE IF EXISTS _stack_chains_of;
+DROP MACRO IF EXISTS _ended_frames;
+DROP MACRO IF EXISTS _last_ended;
+DROP MACRO IF EXISTS _open_frames;
+
+-- The frames of the chain of every launching call's innermost frame (_stack_frames_of over
+-- _launch_leaves_live: a view, so that the stacks below are defined by the same macros as the
+-- derivation's). Columns: as _stack_frames_of.
+CREATE OR REPLACE VIEW _launch_stack_frames_live AS
+SELECT * FROM _stack_frames_of('_launch_leaves_live');
+
+-- Each launching call's key to its stack (_launch_stack_keys_of over _launch_leaves_live).
+-- Columns: as _launch_stack_keys_of.
+CREATE OR REPLACE VIEW _launch_stack_keys_live AS
+SELECT * FROM _launch_stack_keys_of('_launch_leaves_live', '_launch_stack_frames_live');
 
 -- Python stack of each launching call, outermost frame first.
 -- Columns:
@@ -117,12 +171,9 @@ CREATE OR REPLACE MACRO _open_frames(frames, last_ended) AS
 --   summary       stack_summary of the stack
 CREATE OR REPLACE VIEW _launch_stacks_live AS
 WITH stacks AS MATERIALIZED (
-    SELECT trace_id, launch_id, _open_frames(frames, last_ended) AS python_stack
-    FROM (
-        SELECT l.trace_id, l.launch_id, c.frames,
-               _last_ended(c.frames, _ended_frames(c.frames, l.launch_ts_ns)) AS last_ended
-        FROM _launch_leaves_live l JOIN _stack_chains_of('_launch_leaves_live') c USING (trace_id, leaf_id)
-    )
+    SELECT k.trace_id, k.launch_id, s.python_stack
+    FROM _launch_stack_keys_live k
+    JOIN _open_stacks_of('_launch_stack_keys_live', '_launch_stack_frames_live') s USING (trace_id, leaf_id, ended)
 ), summaries AS (
     -- a summary per distinct stack: thousands of launches share a few hundred stacks
     SELECT python_stack, stack_summary(python_stack) AS summary
