@@ -166,6 +166,28 @@ def test_one_operation_one_name_on_both_vendors(con, a, b):
         assert calls == [(ta, 1), (tb, 1)] and unequal["Convolution"] == (4, 5)
 
 
+def test_inductor_rules_written_out_match_the_rules_table(con, tmp_path):
+    """_inductor_rule_hits, rewritten with each inductor rule's pattern as a constant, gives what
+    matching the rules table row by row gives, and follows a user's rules file."""
+    names = ["triton_poi_fused_add_mean_mul_pow_rsqrt_0", "triton_red_fused_native_layer_norm_1",
+             "triton_per_fused__softmax_2", "triton_poi_fused_clone_view_3", "triton_poi_fused_embedding_4",
+             "triton_poi_fused_convolution_relu_5", "triton_tem_fused_mm_6"]
+    by_table = ("SELECT coalesce(list(r.rank ORDER BY r.rank), []) FROM _kernel_rules_ordered r WHERE r.match = 'inductor' "
+                "AND (r.platform = 'any' OR r.platform = p.platform) AND regexp_matches(inductor_ops(n.name), r.pattern)")
+    query = (f"SELECT n.name, p.platform, _inductor_rule_hits(inductor_ops(n.name), p.platform) AS fast, "
+             f"({by_table}) AS slow FROM (SELECT unnest(?::VARCHAR[]) AS name) n, (VALUES ('NVIDIA'), ('AMD')) p(platform)")
+    rows = con.execute(query, [names]).fetchall()
+    assert sum(1 for r in rows if r[2]) >= 8
+    assert [r for r in rows if r[2] != r[3]] == []
+    mine = tmp_path / "mine.csv"
+    mine.write_text("priority,platform,match,pattern,op,label\n1,AMD,inductor,relu,Mine,mine\n")
+    from tracedb import rules
+    rules.add_file(con, mine)
+    rows = con.execute(query, [names]).fetchall()
+    assert [r for r in rows if r[2] != r[3]] == []
+    assert [r[:2] for r in rows if 1 in r[2]] == [("triton_poi_fused_convolution_relu_5", "AMD")]
+
+
 def test_regex_rules_written_out_match_the_rules_table(con, tmp_path):
     """_regex_rule_hits, rewritten with each regex rule's pattern as a constant when the rules
     change, gives what matching the rules table row by row gives, for every fixture kernel name on

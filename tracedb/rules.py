@@ -74,21 +74,25 @@ def _literal(text: str) -> str:
 
 
 def refresh_regex_rules(con: duckdb.DuckDBPyConnection) -> None:
-    """Rewrite the macros _regex_rule_hits (sql/views/10_kernel_ops.sql), _context_rule_hits
-    (sql/views/25_kernel_ops_live.sql) and _step_frame_rule_hits (sql/views/30_phases.sql) with
-    the rules' patterns written out as constants: DuckDB compiles a constant pattern once per
-    query, a pattern read from a table once per row, and matching every distinct kernel name
-    against every regex rule was most of a load's classification time (the context rules'
-    patterns tried per text, most of the rest; the step frame patterns tried per frame name, half
-    the phases' time on a 34 MB vLLM trace of 120,000 Python frames). Every
+    """Rewrite the macros _regex_rule_hits and _inductor_rule_hits (sql/views/10_kernel_ops.sql),
+    _context_rule_hits (sql/views/25_kernel_ops_live.sql) and _step_frame_rule_hits
+    (sql/views/30_phases.sql) with the rules' patterns written out as constants: DuckDB compiles a
+    constant pattern once per query, a pattern read from a table once per row, and matching every
+    distinct kernel name against every regex rule was most of a load's classification time (the
+    context rules' patterns tried per text, most of the rest; the inductor rules' tried per
+    Inductor name, a quarter of the operations' time on a compiled diffusion model; the step frame
+    patterns tried per frame name, half the phases' time on a 34 MB vLLM trace of 120,000 Python
+    frames). Every
     derivation calls it first (tracedb.facts), whatever path the rules took into the table; loading
     rules calls it too, so that the macro a DuckDB shell reads follows the table."""
-    rules = con.execute("SELECT rank, platform, pattern FROM _kernel_rules_ordered WHERE match = 'regex' "
-                        "ORDER BY rank").fetchall()
-    _write_hits(con, "_regex_rule_hits(kernel_name, kernel_platform)",
-                [f"CASE WHEN {'' if platform == 'any' else f'kernel_platform = {_literal(platform)} AND '}"
-                 f"regexp_matches(kernel_name, {_literal(pattern)}) THEN {int(rank)} END"
-                 for rank, platform, pattern in rules])
+    for match, signature, text in (("regex", "_regex_rule_hits(kernel_name, kernel_platform)", "kernel_name"),
+                                   ("inductor", "_inductor_rule_hits(fused_ops, kernel_platform)", "fused_ops")):
+        rules = con.execute("SELECT rank, platform, pattern FROM _kernel_rules_ordered WHERE match = ? "
+                            "ORDER BY rank", [match]).fetchall()
+        _write_hits(con, signature,
+                    [f"CASE WHEN {'' if platform == 'any' else f'kernel_platform = {_literal(platform)} AND '}"
+                     f"regexp_matches({text}, {_literal(pattern)}) THEN {int(rank)} END"
+                     for rank, platform, pattern in rules])
     rules = con.execute("SELECT rank, match, pattern FROM _kernel_rules_ordered "
                         "WHERE match IN ('cpu_op', 'collective', 'annotation') ORDER BY rank").fetchall()
     _write_hits(con, "_context_rule_hits(context_kind, context_text)",

@@ -45,6 +45,14 @@ CREATE OR REPLACE MACRO _regex_rule_hits(kernel_name, kernel_platform) AS (
       AND regexp_matches(kernel_name, r.pattern)
 );
 
+-- The ranks of the inductor rules the operations of an Inductor kernel's name (inductor_ops)
+-- match on its platform (scalar macro); replaced like _regex_rule_hits, for the same reason.
+CREATE OR REPLACE MACRO _inductor_rule_hits(fused_ops, kernel_platform) AS (
+    SELECT coalesce(list(rank ORDER BY rank), []) FROM _kernel_rules_ordered r
+    WHERE r.match = 'inductor' AND (r.platform = 'any' OR r.platform = kernel_platform)
+      AND regexp_matches(fused_ops, r.pattern)
+);
+
 -- Operation of each distinct kernel name on each platform: the first rule that matches, else
 -- "Other" labelled with the start of the name (as the seed classifier does). A rule of match
 -- 'fusion' is the seed's fusion heuristic: it matches a name that contains its pattern and
@@ -63,7 +71,9 @@ CREATE OR REPLACE MACRO _regex_rule_hits(kernel_name, kernel_platform) AS (
 --               rule) or none (no rule matched: Other)
 CREATE OR REPLACE VIEW kernel_name_ops AS
 WITH names AS (
-    SELECT platform, name, _regex_rule_hits(name, platform) AS regex_hits
+    SELECT platform, name, lower(name) AS lname, _regex_rule_hits(name, platform) AS regex_hits,
+           CASE WHEN inductor_ops(name) <> '' THEN _inductor_rule_hits(inductor_ops(name), platform)
+                ELSE [] END AS inductor_hits
     FROM (SELECT DISTINCT coalesce(t.platform, 'unknown') AS platform, coalesce(k.name, '') AS name
           FROM kernels k JOIN traces t USING (trace_id)
           WHERE _in_scope(k.trace_id))
@@ -76,7 +86,7 @@ WITH names AS (
     -- the operations each name names, in keyword order
     SELECT platform, name, list(part ORDER BY ord) AS parts
     FROM (SELECT n.platform, n.name, kw.part, min(kw.ord) AS ord
-          FROM names n JOIN keywords kw ON contains(lower(n.name), kw.keyword)
+          FROM names n JOIN keywords kw ON contains(n.lname, kw.keyword)
           GROUP BY n.platform, n.name, kw.part)
     GROUP BY platform, name
 ), fused AS (
@@ -93,11 +103,11 @@ WITH names AS (
     JOIN _kernel_rules_ordered r
       ON (r.platform = 'any' OR r.platform = n.platform)
      AND CASE r.match
-             WHEN 'prefix' THEN starts_with(lower(n.name), r.needle)
-             WHEN 'contains' THEN contains(lower(n.name), r.needle)
+             WHEN 'prefix' THEN starts_with(n.lname, r.needle)
+             WHEN 'contains' THEN contains(n.lname, r.needle)
              WHEN 'regex' THEN list_contains(n.regex_hits, r.rank)
-             WHEN 'inductor' THEN inductor_ops(n.name) <> '' AND regexp_matches(inductor_ops(n.name), r.pattern)
-             WHEN 'fusion' THEN f.parts IS NOT NULL AND contains(lower(n.name), r.needle)
+             WHEN 'inductor' THEN list_contains(n.inductor_hits, r.rank)
+             WHEN 'fusion' THEN f.parts IS NOT NULL AND contains(n.lname, r.needle)
              ELSE false
          END
     GROUP BY n.platform, n.name
