@@ -20,8 +20,13 @@ def derive(con: duckdb.DuckDBPyConnection, trace_id: int) -> None:
     # the regex rules written out as the kernel rules stand now, however they got into the table
     # (a rules file, a lake's or an export's rules, a worker's copy of the user's)
     rules.refresh_regex_rules(con)
-    # the load's tighter limit for staging is raised to the derivation's while it runs
-    with db.settings(con, memory_limit=db.DERIVE_MEMORY_LIMIT):
+    # the load's tighter limit for staging is raised to the derivation's while it runs. DuckDB's
+    # choice of each hash join's build side, made again after the join order from estimated row
+    # counts, is off: the views' scope filter (_in_scope) and the recursive walk of the Python
+    # stacks are estimated far from their size, and it hashed 3 million frames with their names
+    # to look up half a million (on a 1 GiB trace the stacks took 1.7 s instead of 0.6, spilling
+    # 420 MB); the join order alone decides here (the corpus's loads are unchanged by it)
+    with db.settings(con, memory_limit=db.DERIVE_MEMORY_LIMIT, disabled_optimizers="build_side_probe_side"):
         # the views read this trace's rows alone (the _in_scope macro): no other trace is scanned
         con.execute(f"SET VARIABLE {db.SCOPE_VARIABLE} = {int(trace_id)}")
         try:
