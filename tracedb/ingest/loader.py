@@ -70,9 +70,9 @@ def load_file(con: duckdb.DuckDBPyConnection, path: str | Path, *, name: str | N
         return skipped
 
     started = time.perf_counter()
-    # Staging holds at most the load's memory (beyond it DuckDB spills to disk); the settings are
-    # the connection's own again afterwards.
-    with db.settings(con, memory_limit=db.LOAD_MEMORY_LIMIT):
+    # Staging holds at most the load's memory (beyond it DuckDB spills to disk), and the commit
+    # checkpoints all but a small trace; the settings are the connection's own again afterwards.
+    with db.settings(con, memory_limit=db.LOAD_MEMORY_LIMIT, checkpoint_threshold=db.LOAD_CHECKPOINT_THRESHOLD):
         try:
             stream = TraceStream(path)
             try:
