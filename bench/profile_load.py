@@ -1,6 +1,7 @@
 """Where a load's time goes, statement by statement, in one process.
 
     python bench/profile_load.py FILE [--db PATH] [--top 25]
+    python bench/profile_load.py FILE --stages [--runs 3]
 
 Loads FILE with tracedb.ingest.loader.load_file into PATH (default: a new database in a temporary
 folder), through a connection that times every SQL statement it runs, and prints the total, the
@@ -8,12 +9,16 @@ time spent in SQL and the slowest statements (their first line and the time of a
 the same text). The time not in SQL is Python: the feeder, the events typed in Python, the
 bookkeeping. Interpreter start-up and argument parsing are not in it (they are the whole
 command's: `python -X importtime -m tracedb ...`).
+
+--stages sums the statements by the stage of the load they belong to (the rows of the README's
+profile table) and prints, for --runs loads each into a new database, the median of each.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import statistics
 import sys
 import tempfile
 import time
@@ -49,9 +54,57 @@ class TimedConnection:
         return getattr(self._con, name)
 
 
+# The stages of a load, each told by a piece of its statements' text (the first that matches).
+STAGES = [
+    ("read the event texts", ("INTO _raw",)),
+    ("type the events", ("TEMP TABLE _bulk", "_flagged", "_staging_events", "_raw_parts")),
+    ("split into the event tables", ("INSERT INTO _typed", "INSERT INTO kernels", "INSERT INTO memory_ops",
+                                     "INSERT INTO runtime_calls", "INSERT INTO cpu_ops",
+                                     "INSERT INTO python_functions", "INSERT INTO annotations",
+                                     "INSERT INTO flows", "INSERT INTO instants", "INSERT INTO counters",
+                                     "INSERT INTO metadata_events", "INSERT INTO other_events",
+                                     "INSERT INTO rejected_events")),
+    ("launches and Python stacks", ("TEMP TABLE kernel_launches", "_derive_leaves AS", "_derive_chains AS",
+                                    "_derive_keys AS", "_derive_stack_ids AS", "INSERT INTO python_stacks",
+                                    "_derive_stacks AS")),
+    ("operations, calls (kernel_facts, first stage)", ("INSERT INTO temp.kernel_facts",)),
+    ("phases, layers, order", ("REPLACE (p.phase", "REPLACE (l.forward_pass", "_derive_facts AS",
+                               "INSERT INTO kernel_facts BY NAME")),
+    ("commit", ("COMMIT",)),
+]
+
+
+def stage_of(query: str) -> str:
+    body = "\n".join(line for line in query.splitlines() if not line.strip().startswith("--"))
+    for stage, pieces in STAGES:
+        if any(piece in body for piece in pieces):
+            return stage
+    return "everything else (small statements, settings, metadata)"
+
+
 def label(query: str) -> str:
     lines = [ln.strip() for ln in query.splitlines() if ln.strip() and not ln.strip().startswith("--")]
     return " ".join(" ".join(lines[:2]).split())[:110]
+
+
+def load_once(trace: str, path: str | None):
+    """(outcome, seconds to open, to load, to close, the timed connection) of one load."""
+    with tempfile.TemporaryDirectory(prefix="tracedb-profile-") as tmp:
+        path = path or str(Path(tmp) / "t.duckdb")
+        start = time.perf_counter()
+        con = db.open_db(path)
+        opened = time.perf_counter() - start
+        timed = TimedConnection(con)
+        start = time.perf_counter()
+        try:
+            outcome = loader.load_file(timed, trace, replace=True)
+        except Exception as exc:
+            raise SystemExit(f"{exc}\nthe statement that failed: {label(timed.last)}") from None
+        total = time.perf_counter() - start
+        start = time.perf_counter()
+        con.close()
+        closed = time.perf_counter() - start
+    return outcome, opened, total, closed, timed
 
 
 def main() -> None:
@@ -59,22 +112,25 @@ def main() -> None:
     ap.add_argument("trace")
     ap.add_argument("--db")
     ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--stages", action="store_true", help="sum the statements by stage")
+    ap.add_argument("--runs", type=int, default=1, help="loads to take the median of (--stages)")
     a = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="tracedb-profile-") as tmp:
-        path = a.db or str(Path(tmp) / "t.duckdb")
-        start = time.perf_counter()
-        con = db.open_db(path)
-        opened = time.perf_counter() - start
-        timed = TimedConnection(con)
-        start = time.perf_counter()
-        try:
-            outcome = loader.load_file(timed, a.trace, replace=True)
-        except Exception as exc:
-            raise SystemExit(f"{exc}\nthe statement that failed: {label(timed.last)}") from None
-        total = time.perf_counter() - start
-        start = time.perf_counter()
-        con.close()
-        closed = time.perf_counter() - start
+    if a.stages:
+        runs = []
+        for _ in range(max(1, a.runs)):
+            outcome, _, total, _, timed = load_once(a.trace, a.db)
+            stages = collections.defaultdict(float)
+            for query, seconds in timed.times.items():
+                stages[stage_of(query)] += seconds
+            stages["Python (outside SQL)"] = total - sum(timed.times.values())
+            stages["the load, in-process"] = total
+            runs.append(stages)
+        print(f"{outcome.name}: {outcome.events} events; medians of {len(runs)} loads")
+        for stage in [s for s, _ in STAGES] + ["everything else (small statements, settings, metadata)",
+                                               "Python (outside SQL)", "the load, in-process"]:
+            print(f"{statistics.median(r.get(stage, 0.0) for r in runs):8.3f} s  {stage}")
+        return
+    outcome, opened, total, closed, timed = load_once(a.trace, a.db)
     in_sql = sum(timed.times.values())
     print(f"{outcome.name}: {outcome.events} events; open {opened:.3f} s, load {total:.3f} s "
           f"(SQL {in_sql:.3f} s in {sum(timed.calls.values())} statements), close {closed:.3f} s")
