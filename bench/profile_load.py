@@ -118,16 +118,18 @@ def main() -> None:
     if a.stages:
         runs = []
         for _ in range(max(1, a.runs)):
-            outcome, _, total, _, timed = load_once(a.trace, a.db)
+            outcome, _, total, closed, timed = load_once(a.trace, a.db)
             stages = collections.defaultdict(float)
             for query, seconds in timed.times.items():
                 stages[stage_of(query)] += seconds
             stages["Python (outside SQL)"] = total - sum(timed.times.values())
-            stages["the load, in-process"] = total
+            stages["closing the database (its checkpoint)"] = closed
+            stages["the load and the close, in-process"] = total + closed
             runs.append(stages)
         print(f"{outcome.name}: {outcome.events} events; medians of {len(runs)} loads")
         for stage in [s for s, _ in STAGES] + ["everything else (small statements, settings, metadata)",
-                                               "Python (outside SQL)", "the load, in-process"]:
+                                               "Python (outside SQL)", "closing the database (its checkpoint)",
+                                               "the load and the close, in-process"]:
             print(f"{statistics.median(r.get(stage, 0.0) for r in runs):8.3f} s  {stage}")
         return
     outcome, opened, total, closed, timed = load_once(a.trace, a.db)
