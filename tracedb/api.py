@@ -445,7 +445,7 @@ class Database:
         side by side (default: the cores; 1 loads them one after the other in this process):
         they commit in the order given, with the rows a serial load gives (exports are loaded
         first, in this process)."""
-        from . import exchange, parallel
+        from . import exchange
         from .ingest.readers import OP_MAPPING
 
         paths = [Path(p) for p in paths]
@@ -472,9 +472,13 @@ class Database:
                     raise TracedbError(f"--op-mapping: {exc}") from None
                 landed(mapped)
                 meta["op_mapping"] = mapped.name
-            jobs = parallel.workers(jobs)
             files = [p for p in paths if not exchange.is_export(p)]
-            together = jobs > 1 and len(files) > 1
+            if len(files) > 1:  # the worker pool's module (multiprocessing) only where it can serve
+                from . import parallel
+
+                together = parallel.workers(jobs) > 1
+            else:
+                together = False
             # side by side, the exports come first here and the trace files go to the pool below
             for path in [p for p in paths if p not in files] if together else paths:
                 in_progress = None if exchange.is_export(path) else path
@@ -493,8 +497,8 @@ class Database:
                     landed(outcome)
                 in_progress = None
             if together:
-                parallel.load_files(con, files, jobs=jobs, replace=replace, meta=meta, progress=progress,
-                                    landed=landed, failed=failed)
+                parallel.load_files(con, files, jobs=parallel.workers(jobs), replace=replace, meta=meta,
+                                    progress=progress, landed=landed, failed=failed)
                 done.in_order(files)
         except BaseException as exc:
             if is_interrupt(exc):
