@@ -112,6 +112,22 @@ def load(con, path, **kw):
     return load_file(con, path, **kw)
 
 
+def written_out_agrees(con, query: str, params: list, rules_file: Path, rules_text: str):
+    """Rows of query, whose last two columns are a rule-hits macro written out with constants
+    (tracedb.rules.refresh_regex_rules) and the same matching read from the rules table row by row,
+    before and after rules_text is stored as the rules file rules_file: the two columns agree on
+    every row, both times. Returns (rows before, rows after)."""
+    from tracedb import rules
+
+    before = con.execute(query, params).fetchall()
+    assert [r for r in before if r[-2] != r[-1]] == []
+    rules_file.write_text(rules_text)
+    rules.add_file(con, rules_file)
+    after = con.execute(query, params).fetchall()
+    assert [r for r in after if r[-2] != r[-1]] == []
+    return before, after
+
+
 def database_of(tmp_path_factory, label: str, traces) -> Path:
     """A database file holding the given traces (for module-scoped fixtures)."""
     path = tmp_path_factory.mktemp(label) / f"{label}.duckdb"

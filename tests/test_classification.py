@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import CORPUS, FIXTURES, load
+from conftest import CORPUS, FIXTURES, load, written_out_agrees
 from tracedb.testing import GPU, KinetoTrace
 
 GENERIC = "ncclDevKernel_Generic_2(ncclDevKernelArgsStorage<4096ul>)"  # RCCL's one kernel for every collective
@@ -176,16 +176,10 @@ def test_inductor_rules_written_out_match_the_rules_table(con, tmp_path):
                 "AND (r.platform = 'any' OR r.platform = p.platform) AND regexp_matches(inductor_ops(n.name), r.pattern)")
     query = (f"SELECT n.name, p.platform, _inductor_rule_hits(inductor_ops(n.name), p.platform) AS fast, "
              f"({by_table}) AS slow FROM (SELECT unnest(?::VARCHAR[]) AS name) n, (VALUES ('NVIDIA'), ('AMD')) p(platform)")
-    rows = con.execute(query, [names]).fetchall()
-    assert sum(1 for r in rows if r[2]) >= 8
-    assert [r for r in rows if r[2] != r[3]] == []
-    mine = tmp_path / "mine.csv"
-    mine.write_text("priority,platform,match,pattern,op,label\n1,AMD,inductor,relu,Mine,mine\n")
-    from tracedb import rules
-    rules.add_file(con, mine)
-    rows = con.execute(query, [names]).fetchall()
-    assert [r for r in rows if r[2] != r[3]] == []
-    assert [r[:2] for r in rows if 1 in r[2]] == [("triton_poi_fused_convolution_relu_5", "AMD")]
+    before, after = written_out_agrees(con, query, [names], tmp_path / "mine.csv",
+                                       "priority,platform,match,pattern,op,label\n1,AMD,inductor,relu,Mine,mine\n")
+    assert sum(1 for r in before if r[2]) >= 8
+    assert [r[:2] for r in after if 1 in r[2]] == [("triton_poi_fused_convolution_relu_5", "AMD")]
 
 
 def test_regex_rules_written_out_match_the_rules_table(con, tmp_path):
@@ -198,12 +192,8 @@ def test_regex_rules_written_out_match_the_rules_table(con, tmp_path):
                 "AND (r.platform = 'any' OR r.platform = p.platform) AND regexp_matches(n.name, r.pattern)")
     query = (f"SELECT n.name, p.platform, _regex_rule_hits(n.name, p.platform) AS fast, ({by_table}) AS slow "
              "FROM (SELECT DISTINCT name FROM kernels) n, (VALUES ('NVIDIA'), ('AMD')) p(platform)")
-    rows = con.execute(query).fetchall()
-    assert len(rows) > 100 and any(r[2] for r in rows)
-    assert [r for r in rows if r[2] != r[3]] == []
-    mine = tmp_path / "mine.csv"
-    mine.write_text("priority,platform,match,pattern,op,label\n1,any,regex,^void at::native::.*elementwise,Mine,mine\n")
-    from tracedb import rules
-    rules.add_file(con, mine)
-    rows = con.execute(query).fetchall()
-    assert [r for r in rows if r[2] != r[3]] == [] and any(1 in r[2] for r in rows)
+    before, after = written_out_agrees(
+        con, query, [], tmp_path / "mine.csv",
+        "priority,platform,match,pattern,op,label\n1,any,regex,^void at::native::.*elementwise,Mine,mine\n")
+    assert len(before) > 100 and any(r[2] for r in before)
+    assert any(1 in r[2] for r in after)

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from conftest import FIXTURES, load
+from conftest import FIXTURES, load, written_out_agrees
 from tracedb.testing import KinetoTrace
 
 EXECUTE = "vllm/v1/worker/gpu_model_runner.py(3380): execute_model"
@@ -251,12 +251,7 @@ def test_step_frame_patterns_written_out_match_the_patterns_table(con, tmp_path)
                 "WHERE regexp_matches(n.name, p.regex)")
     query = (f"SELECT n.name, _step_frame_rule_hits(n.name) AS fast, ({by_table}) AS slow "
              "FROM (SELECT DISTINCT name FROM python_functions) n")
-    rows = con.execute(query).fetchall()
-    assert len(rows) > 100 and any(r[1] for r in rows)
-    assert [r for r in rows if r[1] != r[2]] == []
-    mine = tmp_path / "frames.csv"
-    mine.write_text("priority,framework,regex,phase\n1,mine,: forward$,\n")
-    from tracedb import rules
-    rules.add_file(con, mine)
-    rows = con.execute(query).fetchall()
-    assert [r for r in rows if r[1] != r[2]] == [] and any(1 in r[1] for r in rows)
+    before, after = written_out_agrees(con, query, [], tmp_path / "frames.csv",
+                                       "priority,framework,regex,phase\n1,mine,: forward$,\n")
+    assert len(before) > 100 and any(r[1] for r in before)
+    assert any(1 in r[1] for r in after)

@@ -11,7 +11,7 @@ import pytest
 
 import tracedb
 from conftest import load, run_cli
-from tracedb.testing import CPU, KinetoTrace, frame_event, kernel_event, runtime_call, x_event
+from tracedb.testing import KinetoTrace, frame_event, kernel_event, runtime_call
 
 GEMM, NORM = "nvjet_tst_128x64_64x4_1x2_h_bz_TNT", "rms_norm_kernel"
 ALL_REDUCE = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
