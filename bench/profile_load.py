@@ -57,14 +57,14 @@ class TimedConnection:
 # The stages of a load, each told by a piece of its statements' text (the first that matches).
 STAGES = [
     ("read the event texts", ("INTO _raw",)),
-    ("type the events", ("TEMP TABLE _bulk", "_flagged", "_staging_events", "_raw_parts")),
+    ("type the events", ("TEMP TABLE _bulk", "_flagged", "INSERT INTO _staging_events", "_raw_parts")),
     ("split into the event tables", ("INSERT INTO _typed", "INSERT INTO kernels", "INSERT INTO memory_ops",
                                      "INSERT INTO runtime_calls", "INSERT INTO cpu_ops",
                                      "INSERT INTO python_functions", "INSERT INTO annotations",
                                      "INSERT INTO flows", "INSERT INTO instants", "INSERT INTO counters",
                                      "INSERT INTO metadata_events", "INSERT INTO other_events",
                                      "INSERT INTO rejected_events")),
-    ("launches and Python stacks", ("TEMP TABLE kernel_launches", "_derive_leaves AS", "_derive_chains AS",
+    ("launches and Python stacks", ("TEMP TABLE kernel_launches", "_derive_leaves AS", "_derive_chain_frames AS",
                                     "_derive_keys AS", "_derive_stack_ids AS", "INSERT INTO python_stacks",
                                     "_derive_stacks AS")),
     ("operations, calls (kernel_facts, first stage)", ("INSERT INTO temp.kernel_facts",)),

@@ -166,6 +166,22 @@ def test_one_operation_one_name_on_both_vendors(con, a, b):
         assert calls == [(ta, 1), (tb, 1)] and unequal["Convolution"] == (4, 5)
 
 
+def test_rules_differing_only_by_platform_each_keep_their_rank(con, tmp_path):
+    """Two user rules alike but for their platform and operation: the ranks the written-out macros
+    hold name the same rule in every query (the rules' order is total), so each platform's kernels
+    get their own rule's operation."""
+    mine = tmp_path / "mine.csv"
+    mine.write_text("priority,platform,match,pattern,op,label\n"
+                    "1,NVIDIA,regex,.,Mine NVIDIA,mine\n1,AMD,regex,.,Mine AMD,mine\n")
+    from tracedb import rules
+    rules.add_file(con, mine)
+    for trace in ("h100_bert-small", "mi300_bert-small"):
+        load(con, FIXTURES / "kineto" / f"{trace}.json.gz")
+    ops = con.execute("SELECT t.platform, f.op, count(*) FROM kernel_facts f JOIN traces t USING (trace_id) "
+                      "WHERE f.decided_by = 'name' GROUP BY ALL ORDER BY ALL").fetchall()
+    assert [(platform, op) for platform, op, _ in ops] == [("AMD", "Mine AMD"), ("NVIDIA", "Mine NVIDIA")]
+
+
 def test_inductor_rules_written_out_match_the_rules_table(con, tmp_path):
     """_inductor_rule_hits, rewritten with each inductor rule's pattern as a constant, gives what
     matching the rules table row by row gives, and follows a user's rules file."""

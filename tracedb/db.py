@@ -64,10 +64,10 @@ SCOPE_VARIABLE = "tracedb_scope"
 # 1 GiB trace derives within it).
 LOAD_MEMORY_LIMIT = "192MB"
 DERIVE_MEMORY_LIMIT = "400MB"
-# A load's commit writes a trace of more than this straight into the file (a checkpoint) instead
-# of the write-ahead log, which the close would then copy into the file again: on the corpus's
-# 17-20 MB traces, the commit and the close 0.03-0.05 s sooner (DuckDB's default is 16 MiB; at
-# 1 MB the commit of a 62 MB trace took twice its time now and then).
+# A load's commit whose log would hold more than this writes it straight into the file (a
+# checkpoint) instead of the write-ahead log, which the close would then copy into the file
+# again: on the corpus's 17-20 MB traces, the commit and the close 0.03-0.05 s sooner (DuckDB's
+# default is 16 MiB; at 1 MB the commit of a 62 MB trace took twice its time now and then).
 LOAD_CHECKPOINT_THRESHOLD = "4MB"
 
 # Settings a failed block could not put back (DuckDB refuses every statement, SET included, in an

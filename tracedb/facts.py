@@ -26,7 +26,9 @@ def derive(con: duckdb.DuckDBPyConnection, trace_id: int) -> None:
     # stacks are estimated far from their size, and it hashed 3 million frames with their names
     # to look up half a million (on a 1 GiB trace the stacks took 1.7 s instead of 0.6, spilling
     # 420 MB); the join order alone decides here (the corpus's loads are unchanged by it)
-    with db.settings(con, memory_limit=db.DERIVE_MEMORY_LIMIT, disabled_optimizers="build_side_probe_side"):
+    disabled = [o for o in con.execute("SELECT current_setting('disabled_optimizers')").fetchone()[0].split(",") if o]
+    disabled += [] if "build_side_probe_side" in disabled else ["build_side_probe_side"]  # the user's kept
+    with db.settings(con, memory_limit=db.DERIVE_MEMORY_LIMIT, disabled_optimizers=",".join(disabled)):
         # the views read this trace's rows alone (the _in_scope macro): no other trace is scanned
         con.execute(f"SET VARIABLE {db.SCOPE_VARIABLE} = {int(trace_id)}")
         try:

@@ -18,15 +18,15 @@ SELECT * FROM kernel_launches WHERE trace_id = $trace_id;
 CREATE OR REPLACE TEMP TABLE _derive_leaves AS
 SELECT * FROM _launch_leaves_live WHERE trace_id = $trace_id;
 
-CREATE OR REPLACE TEMP TABLE _derive_chains AS
+CREATE OR REPLACE TEMP TABLE _derive_chain_frames AS
 SELECT * FROM _stack_frames_of('_derive_leaves');
 
 CREATE OR REPLACE TEMP TABLE _derive_keys AS
-SELECT * FROM _launch_stack_keys_of('_derive_leaves', '_derive_chains');
+SELECT * FROM _launch_stack_keys_of('_derive_leaves', '_derive_chain_frames');
 
 CREATE OR REPLACE TEMP TABLE _derive_stack_ids AS
 WITH stacks AS MATERIALIZED (
-    SELECT * FROM _open_stacks_of('_derive_keys', '_derive_chains')
+    SELECT * FROM _open_stacks_of('_derive_keys', '_derive_chain_frames')
 ), numbered AS (
     -- a summary per distinct stack: different leaves often share one
     SELECT stack_key, python_stack, stack_summary(python_stack) AS summary,
@@ -106,7 +106,7 @@ DROP TABLE _derive_stack_ids;
 
 DROP TABLE _derive_keys;
 
-DROP TABLE _derive_chains;
+DROP TABLE _derive_chain_frames;
 
 DROP TABLE _derive_leaves;
 

@@ -23,8 +23,9 @@
 --   needs_python  SQL cannot type the event exactly: not an object; ts or dur null, not a number,
 --                 a boolean, with sub-nanosecond digits, beyond the 64-bit nanosecond range, or
 --                 negative (dur); a key given twice (Python keeps the last value, DuckDB the first);
---                 a number elsewhere that a double cannot hold exactly (17 characters of digits and
---                 points or more, an exponent) or NaN/Infinity; 255 or more brackets (deep nesting)
+--                 "ts" as a key twice (one nested); a number elsewhere that a double cannot hold
+--                 exactly (17 characters of digits and points or more, an exponent) or
+--                 NaN/Infinity; 255 or more brackets (deep nesting)
 --
 -- _flagged columns (the events that need Python, typed by tracedb.ingest.bulk):
 --   event_id  index of the event in the file's event list

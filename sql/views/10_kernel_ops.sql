@@ -10,7 +10,9 @@
 -- a trace of millions of kernels costs one pass over its few hundred names; context rules read
 -- the context of the few kernels they cover.
 
--- Kernel rules in the order they are tried: user rules before built-in ones, then by priority.
+-- Kernel rules in the order they are tried: user rules before built-in ones, then by priority (the
+-- order is total, so that a rank names the same rule in every query: the written-out macros below
+-- hold ranks).
 -- Columns:
 --   rank      order of trial (1 first)
 --   source    'builtin' or the user's rules file
@@ -24,7 +26,8 @@
 --   label     name of the rule
 --   covers    context rules: the family (given by the name rules) they refine, * for any
 CREATE OR REPLACE VIEW _kernel_rules_ordered AS
-SELECT row_number() OVER (ORDER BY source = 'builtin', priority, source, label, pattern) AS rank,
+SELECT row_number() OVER (ORDER BY source = 'builtin', priority, source, label, pattern, platform, match, op, covers)
+           AS rank,
        source, priority, platform, match, pattern, lower(pattern) AS needle, op, label, covers
 FROM kernel_rules;
 
