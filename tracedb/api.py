@@ -473,12 +473,12 @@ class Database:
                 landed(mapped)
                 meta["op_mapping"] = mapped.name
             files = [p for p in paths if not exchange.is_export(p)]
+            workers = 1
             if len(files) > 1:  # the worker pool's module (multiprocessing) only where it can serve
                 from . import parallel
 
-                together = parallel.workers(jobs) > 1
-            else:
-                together = False
+                workers = parallel.workers(jobs)
+            together = workers > 1
             # side by side, the exports come first here and the trace files go to the pool below
             for path in [p for p in paths if p not in files] if together else paths:
                 in_progress = None if exchange.is_export(path) else path
@@ -497,8 +497,8 @@ class Database:
                     landed(outcome)
                 in_progress = None
             if together:
-                parallel.load_files(con, files, jobs=parallel.workers(jobs), replace=replace, meta=meta,
-                                    progress=progress, landed=landed, failed=failed)
+                parallel.load_files(con, files, jobs=workers, replace=replace, meta=meta, progress=progress,
+                                    landed=landed, failed=failed)
                 done.in_order(files)
         except BaseException as exc:
             if is_interrupt(exc):
