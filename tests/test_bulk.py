@@ -225,8 +225,9 @@ def test_a_duckdb_error_while_typing_is_one_line_and_changes_nothing(tmp_path, m
 
 
 def test_text_inside_strings_keeps_events_in_sql(tmp_path, monkeypatch):
-    """Braces, "info" or "ts" inside a name are text, not JSON: such events are typed in SQL; a
-    second "ts" key and a long number under another key still go to Python (NaN: test_bad_events)."""
+    """Braces, "info" or "ts" inside a name are text, not JSON, and a nested "ts" of an integer
+    reads back as written: such events are typed in SQL. A long number under another key (a nested
+    ts too) still goes to Python (NaN: test_bad_events)."""
     rows = [
         '{"ph": "X", "cat": "kernel", "name": "void k<{lambda()#2}::operator()() const::{lambda(float)#1}>",'
         ' "pid": 0, "tid": 1, "ts": 1736413971558972.912, "dur": 2.5, "args": {"grid": [1, 1, 1]}}',
@@ -238,6 +239,8 @@ def test_text_inside_strings_keeps_events_in_sql(tmp_path, monkeypatch):
         ' "args": {"ts": 7}}',
         '{"ph": "X", "cat": "gpu_memcpy", "name": "long_double", "pid": 0, "tid": 1, "ts": 8, "dur": 1,'
         ' "args": {"memory bandwidth (GB/s)": 0.15532022188603126}}',
+        '{"ph": "X", "cat": "cpu_op", "name": "nested_long_ts", "pid": 0, "tid": 1, "ts": 9, "dur": 1,'
+        ' "args": {"inner": {"ts": 1736413971558972.9120000001}}}',
     ]
     path = tmp_path / "strings.json"
     path.write_text('{"traceEvents": [\n' + ",\n".join(rows) + "\n]}")
@@ -250,11 +253,60 @@ def test_text_inside_strings_keeps_events_in_sql(tmp_path, monkeypatch):
 
     monkeypatch.setattr(bulk, "_stage_exact", spy)
     bulk_con, stream_con = _load_both(tmp_path, path, monkeypatch)
-    assert sorted(flagged) == ["long_double", "second_ts"]
+    assert sorted(flagged) == ["long_double", "nested_long_ts"]
     assert _snapshot(bulk_con) == _snapshot(stream_con)
     ts = dict(bulk_con.execute("SELECT name, ts_ns FROM all_events").fetchall())
     assert ts["logging/__init__.py(1529): info"] == 1736413971558973500
     assert ts['aten::f({"ts": 1}, mode: infer)'] == 1736413971558974250
+
+
+def test_only_events_whose_fields_may_differ_are_searched(tmp_path, monkeypatch):
+    """The text of an event is searched only when its typed fields may differ from what Python
+    makes of it (a fraction or NaN in args, a field that is an object, extra keys); each such case
+    is typed exactly as the streaming reader types it, and the others stay in SQL."""
+    def nested(depth):
+        return "[" * depth + "]" * depth
+
+    rows = {
+        # in SQL: integers, canonical fractions, a string starting with a bracket, dur with a zero
+        "ints": '"args": {"Python id": 12345678901234567, "Ev Idx": -922337203685477580}',
+        "canonical": '"ts": 5.50, "dur": 2.50, "args": {"blocks per SM": 1520.484863, "warps per SM": 4.0, '
+                     '"b": 0.000001}',  # searched, but ts and dur are read exactly whatever their digits
+        "[memory]": '"args": {"Bytes": 4096}',
+        "dur_zero": '"dur": 2.50, "args": {"a": 1}',
+        "depth_253": '"args": {"a": ' + nested(252) + '}',
+        # to Python: DuckDB would write these back with other digits, or Python sets them aside
+        "trailing_zero": '"args": {"a": 1.10, "b": [2.50]}',
+        "tiny": '"args": {"a": [0.0000001]}',
+        "exponent": '"args": {"a": 1e5}',
+        "bignum": '"args": {"a": 123456789012345678901234567890}',
+        "extra_key_exponent": '"args": {"n": 1}, "label": {"x": 1e400}',
+        "field_object_exponent": '"tid": {"x": 1e400}',
+        "depth_254": '"args": {"a": ' + nested(253) + '}',
+    }
+    events = []
+    for name, body in rows.items():
+        dur = "" if '"dur"' in body else '"dur": 1, '
+        tid = "" if '"tid"' in body else '"tid": 1, '
+        ts = "" if '"ts"' in body else '"ts": 5, '
+        events.append(f'{{"ph": "X", "cat": "cpu_op", "name": "{name}", "pid": 0, {tid}{ts}{dur}{body}}}')
+    path = tmp_path / "differ.json"
+    path.write_text('{"traceEvents": [\n' + ",\n".join(events) + "\n]}")
+    flagged = []
+    real = bulk._stage_exact
+
+    def spy(con, stager, malformed):
+        flagged.extend(r[0] for r in con.execute("SELECT json_extract_string(raw, '$.name') FROM _flagged").fetchall())
+        return real(con, stager, malformed)
+
+    monkeypatch.setattr(bulk, "_stage_exact", spy)
+    bulk_con, stream_con = _load_both(tmp_path, path, monkeypatch)
+    assert sorted(flagged) == sorted(["trailing_zero", "tiny", "exponent", "bignum", "extra_key_exponent",
+                                      "field_object_exponent", "depth_254"])
+    assert _snapshot(bulk_con) == _snapshot(stream_con)
+    args = dict(bulk_con.execute("SELECT name, args::VARCHAR FROM cpu_ops").fetchall())
+    assert args["trailing_zero"] == '{"a":1.10,"b":[2.50]}'  # the file's digits
+    assert args["canonical"] == '{"blocks per SM":1520.484863,"warps per SM":4.0,"b":0.000001}'
 
 
 def test_typing_ranges_follow_the_row_groups():
