@@ -213,3 +213,34 @@ def test_regex_rules_written_out_match_the_rules_table(con, tmp_path):
         "priority,platform,match,pattern,op,label\n1,any,regex,^void at::native::.*elementwise,Mine,mine\n")
     assert len(before) > 100 and any(r[2] for r in before)
     assert any(1 in r[2] for r in after)
+
+
+def test_rule_macros_are_written_only_when_the_rules_change(con):
+    """A derivation rewrites the rule macros only when the rules give other texts: none after a
+    load with the rules unchanged; after a rule added from a DuckDB shell, all four, and the macro
+    then finds the new rule."""
+    import tracedb.rules
+
+    class Counting:
+        def __init__(self, inner):
+            self.inner, self.written = inner, []
+
+        def execute(self, query, *args):
+            if query.startswith("CREATE OR REPLACE MACRO"):
+                self.written.append(query.split("(")[0].split()[-1])
+            return self.inner.execute(query, *args)
+
+    load(con, FIXTURES / "kineto" / "h100_bert-small.json.gz")
+    spy = Counting(con)
+    tracedb.rules.refresh_regex_rules(spy)
+    assert spy.written == []
+    con.execute("INSERT INTO kernel_rules (source, priority, platform, match, pattern, op, label) "
+                "VALUES ('shell', 1, 'any', 'regex', '^zz_my_kernel', 'Mine', 'mine')")
+    tracedb.rules.refresh_regex_rules(spy)
+    assert spy.written == ["_regex_rule_hits", "_inductor_rule_hits", "_context_rule_hits",
+                           "_step_frame_rule_hits", "_rule_hits_digest"]
+    rank = con.execute("SELECT rank FROM _kernel_rules_ordered WHERE source = 'shell'").fetchone()[0]
+    assert con.execute("SELECT _regex_rule_hits('zz_my_kernel_1', 'NVIDIA')").fetchone()[0] == [rank]
+    spy.written.clear()
+    tracedb.rules.refresh_regex_rules(spy)
+    assert spy.written == []

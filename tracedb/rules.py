@@ -10,6 +10,7 @@ file and is tried before the built-in rows.
 from __future__ import annotations
 
 import csv
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,30 +85,40 @@ def refresh_regex_rules(con: duckdb.DuckDBPyConnection) -> None:
     patterns tried per frame name, half the phases' time on a 34 MB vLLM trace of 120,000 Python
     frames). Every
     derivation calls it first (tracedb.facts), whatever path the rules took into the table; loading
-    rules calls it too, so that the macro a DuckDB shell reads follows the table."""
+    rules calls it too, so that the macro a DuckDB shell reads follows the table. The macros are
+    written only when their texts differ from the last ones written, told by the digest kept in
+    _rule_hits_digest (writing the four took 10 ms of every load)."""
+    statements = []
     for match, signature, text in (("regex", "_regex_rule_hits(kernel_name, kernel_platform)", "kernel_name"),
                                    ("inductor", "_inductor_rule_hits(fused_ops, kernel_platform)", "fused_ops")):
         rules = con.execute("SELECT rank, platform, pattern FROM _kernel_rules_ordered WHERE match = ? "
                             "ORDER BY rank", [match]).fetchall()
-        _write_hits(con, signature,
-                    [f"CASE WHEN {'' if platform == 'any' else f'kernel_platform = {_literal(platform)} AND '}"
-                     f"regexp_matches({text}, {_literal(pattern)}) THEN {int(rank)} END"
-                     for rank, platform, pattern in rules])
+        statements.append(_hits_macro(
+            signature, [f"CASE WHEN {'' if platform == 'any' else f'kernel_platform = {_literal(platform)} AND '}"
+                        f"regexp_matches({text}, {_literal(pattern)}) THEN {int(rank)} END"
+                        for rank, platform, pattern in rules]))
     rules = con.execute("SELECT rank, match, pattern FROM _kernel_rules_ordered "
                         "WHERE match IN ('cpu_op', 'collective', 'annotation') ORDER BY rank").fetchall()
-    _write_hits(con, "_context_rule_hits(context_kind, context_text)",
-                [f"CASE WHEN context_kind = {_literal(match)} AND regexp_matches(context_text, {_literal(pattern)}) "
-                 f"THEN {int(rank)} END" for rank, match, pattern in rules])
+    statements.append(_hits_macro(
+        "_context_rule_hits(context_kind, context_text)",
+        [f"CASE WHEN context_kind = {_literal(match)} AND regexp_matches(context_text, {_literal(pattern)}) "
+         f"THEN {int(rank)} END" for rank, match, pattern in rules]))
     rules = con.execute("SELECT rank, regex FROM _step_frame_patterns_ordered ORDER BY rank").fetchall()
-    _write_hits(con, "_step_frame_rule_hits(frame_name)",
-                [f"CASE WHEN regexp_matches(frame_name, {_literal(regex)}) THEN {int(rank)} END"
-                 for rank, regex in rules])
+    statements.append(_hits_macro(
+        "_step_frame_rule_hits(frame_name)",
+        [f"CASE WHEN regexp_matches(frame_name, {_literal(regex)}) THEN {int(rank)} END" for rank, regex in rules]))
+    digest = hashlib.sha256("\n".join(statements).encode()).hexdigest()
+    if con.execute("SELECT _rule_hits_digest()").fetchone()[0] == digest:
+        return
+    for statement in statements:
+        con.execute(statement)
+    con.execute(f"CREATE OR REPLACE MACRO _rule_hits_digest() AS '{digest}'")
 
 
-def _write_hits(con: duckdb.DuckDBPyConnection, signature: str, hits: list[str]) -> None:
+def _hits_macro(signature: str, hits: list[str]) -> str:
     """A macro giving the ranks of the rules that hit: hits, one CASE per rule, NULL on a miss."""
     body = f"list_filter([{', '.join(hits)}]::INTEGER[], lambda r: r IS NOT NULL)" if hits else "[]::INTEGER[]"
-    con.execute(f"CREATE OR REPLACE MACRO {signature} AS {body}")
+    return f"CREATE OR REPLACE MACRO {signature} AS {body}"
 
 
 def kind_named(table: str) -> RuleKind:

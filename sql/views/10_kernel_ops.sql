@@ -48,6 +48,11 @@ CREATE OR REPLACE MACRO _regex_rule_hits(kernel_name, kernel_platform) AS (
       AND regexp_matches(kernel_name, r.pattern)
 );
 
+-- A digest of the rule macros tracedb last wrote out (_regex_rule_hits, _inductor_rule_hits,
+-- _context_rule_hits, _step_frame_rule_hits), '' until it has: a derivation rewrites them only when
+-- the rules give other texts (tracedb.rules.refresh_regex_rules; scalar macro).
+CREATE OR REPLACE MACRO _rule_hits_digest() AS '';
+
 -- The ranks of the inductor rules the operations of an Inductor kernel's name (inductor_ops)
 -- match on its platform (scalar macro); replaced like _regex_rule_hits, for the same reason.
 CREATE OR REPLACE MACRO _inductor_rule_hits(fused_ops, kernel_platform) AS (
