@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from pathlib import Path
 
 import pytest
 
@@ -92,6 +93,55 @@ def test_cli_load_ls_sql_rm_round_trip(tmp_path):
     assert [r["name"] for r in left] == [ls[1]["name"]]
     with open_db(db, read_only=True) as c:
         assert c.execute("SELECT count(*) FROM all_events WHERE trace_id = ?", [ls[0]["trace_id"]]).fetchone()[0] == 0
+
+
+def test_a_finished_command_ends_with_all_its_output(tmp_path):
+    """A command that is done ends without the interpreter's teardown: all of its output reaches the
+    pipe, its exit status is kept, and the database it wrote was closed (no log left to replay)."""
+    db = tmp_path / "runs.duckdb"
+    run_cli("load", KINETO[0], db=db, check=True, process=True)
+    assert db.exists() and not Path(f"{db}.wal").exists()
+    big = run_cli("sql", "SELECT range AS i, repeat('x', 50) AS pad FROM range(20000)", "--format", "csv",
+                  db=db, process=True)
+    assert big.returncode == 0 and len(big.stdout.splitlines()) == 20_001
+    assert big.stdout.splitlines()[-1] == "19999," + "x" * 50
+    assert run_cli("rm", "nope", db=db, process=True).returncode == 1
+
+
+def test_run_ends_at_once_only_when_nothing_waits_for_the_exit(tmp_path, monkeypatch):
+    """run() skips the teardown only when no exit function was registered and no thread started
+    since it began (a parallel load registers both): otherwise the interpreter exits as usual."""
+    import atexit
+    import signal
+    import sys
+
+    from tracedb import cli
+
+    db = tmp_path / "runs.duckdb"
+    run_cli("load", KINETO[0], db=db, check=True)
+    ended = []
+    monkeypatch.setattr(cli, "_exit_now", ended.append)
+    monkeypatch.setattr(sys, "argv", ["tracedb", "ls", "--db", str(db)])
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    left_behind = []
+    real_main = cli.main
+
+    def main_that_leaves_work():
+        real_main()
+        atexit.register(left_behind.append, "ran")
+
+    try:
+        with pytest.raises(SystemExit) as done:
+            cli.run()
+        assert done.value.code == 0 and ended == [0]
+        monkeypatch.setattr(cli, "main", main_that_leaves_work)
+        with pytest.raises(SystemExit):
+            cli.run()
+        assert ended == [0]  # not called again: the exit function must run
+    finally:
+        for s, h in handlers.items():
+            signal.signal(s, h)
+        atexit.unregister(left_behind.append)
 
 
 def test_cli_user_errors_are_one_line(tmp_path):

@@ -619,11 +619,43 @@ def run() -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, terminate)
+    clean_up_at_exit = _exit_work()
     try:
         main()
+        code = 0
+    except SystemExit as exc:
+        if not (exc.code is None or isinstance(exc.code, int)):
+            raise
+        code = exc.code or 0
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if _exit_work() == clean_up_at_exit:
+        _exit_now(code)
+    sys.exit(code)
+
+
+def _exit_work() -> tuple[int, int]:
+    """What the interpreter would do at exit beyond its own teardown: the functions registered to
+    run then, and the threads it would wait for."""
+    import atexit
+    import threading
+
+    return atexit._ncallbacks(), threading.active_count()
+
+
+def _exit_now(code: int) -> None:
+    """End the process without the interpreter's teardown, once the command is done and nothing
+    it started waits for the exit (no function registered since start-up, no thread but this one;
+    a parallel load registers both, and exits the usual way): freeing every module and DuckDB's
+    took 20–30 ms of every command. The command has closed its database; what it printed is
+    flushed here."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: nothing more can reach the reader
+            pass
+    os._exit(code)
 
 
 if __name__ == "__main__":
