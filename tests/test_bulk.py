@@ -58,6 +58,25 @@ def _load_both(tmp_path, path, monkeypatch):
     return bulk_con, stream_con
 
 
+def _write_events(path, texts):
+    """A trace of the given event texts, written as they are."""
+    path.write_text('{"traceEvents": [\n' + ",\n".join(texts) + "\n]}")
+    return path
+
+
+def _watch_flagged(monkeypatch) -> list[str]:
+    """The names of the events the bulk reader sends to Python, filled as the next load stages them."""
+    flagged = []
+    real = bulk._stage_exact
+
+    def spy(con, stager, malformed):
+        flagged.extend(r[0] for r in con.execute("SELECT json_extract_string(raw, '$.name') FROM _flagged").fetchall())
+        return real(con, stager, malformed)
+
+    monkeypatch.setattr(bulk, "_stage_exact", spy)
+    return flagged
+
+
 @pytest.mark.parametrize("path", KINETO, ids=lambda p: p.name)
 def test_bulk_and_streaming_fill_identical_tables(tmp_path, path, monkeypatch):
     bulk_con, stream_con = _load_both(tmp_path, path, monkeypatch)
@@ -133,8 +152,7 @@ def test_times_read_as_decimals_agree_with_python(tmp_path, monkeypatch):
         '{"ph": "X", "cat": "kernel", "name": "plain", "pid": 0, "tid": 1, "ts": 1736413971558972.912, "dur": 2.5,'
         ' "args": {"External id": 7, "grid": [1, 2, 3]}}',
     ]
-    path = tmp_path / "decimals.json"
-    path.write_text('{"traceEvents": [\n' + ",\n".join(rows) + "\n]}")
+    path = _write_events(tmp_path / "decimals.json", rows)
     bulk_con, stream_con = _load_both(tmp_path, path, monkeypatch)
     assert _snapshot(bulk_con) == _snapshot(stream_con)
     times = {name: (ts, dur) for name, ts, dur in bulk_con.execute("SELECT name, ts_ns, dur_ns FROM kernels").fetchall()}
@@ -242,16 +260,8 @@ def test_text_inside_strings_keeps_events_in_sql(tmp_path, monkeypatch):
         '{"ph": "X", "cat": "cpu_op", "name": "nested_long_ts", "pid": 0, "tid": 1, "ts": 9, "dur": 1,'
         ' "args": {"inner": {"ts": 1736413971558972.9120000001}}}',
     ]
-    path = tmp_path / "strings.json"
-    path.write_text('{"traceEvents": [\n' + ",\n".join(rows) + "\n]}")
-    flagged = []
-    real = bulk._stage_exact
-
-    def spy(con, stager, malformed):
-        flagged.extend(r[0] for r in con.execute("SELECT json_extract_string(raw, '$.name') FROM _flagged").fetchall())
-        return real(con, stager, malformed)
-
-    monkeypatch.setattr(bulk, "_stage_exact", spy)
+    path = _write_events(tmp_path / "strings.json", rows)
+    flagged = _watch_flagged(monkeypatch)
     bulk_con, stream_con = _load_both(tmp_path, path, monkeypatch)
     assert sorted(flagged) == ["long_double", "nested_long_ts"]
     assert _snapshot(bulk_con) == _snapshot(stream_con)
@@ -290,16 +300,8 @@ def test_only_events_whose_fields_may_differ_are_searched(tmp_path, monkeypatch)
         tid = "" if '"tid"' in body else '"tid": 1, '
         ts = "" if '"ts"' in body else '"ts": 5, '
         events.append(f'{{"ph": "X", "cat": "cpu_op", "name": "{name}", "pid": 0, {tid}{ts}{dur}{body}}}')
-    path = tmp_path / "differ.json"
-    path.write_text('{"traceEvents": [\n' + ",\n".join(events) + "\n]}")
-    flagged = []
-    real = bulk._stage_exact
-
-    def spy(con, stager, malformed):
-        flagged.extend(r[0] for r in con.execute("SELECT json_extract_string(raw, '$.name') FROM _flagged").fetchall())
-        return real(con, stager, malformed)
-
-    monkeypatch.setattr(bulk, "_stage_exact", spy)
+    path = _write_events(tmp_path / "differ.json", events)
+    flagged = _watch_flagged(monkeypatch)
     bulk_con, stream_con = _load_both(tmp_path, path, monkeypatch)
     assert sorted(flagged) == sorted(["trailing_zero", "tiny", "exponent", "bignum", "extra_key_exponent",
                                       "field_object_exponent", "depth_254"])
