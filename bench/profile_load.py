@@ -73,13 +73,15 @@ STAGES = [
     ("commit", ("COMMIT",)),
 ]
 
+OTHER = "everything else (small statements, settings, metadata)"  # the statements of no stage above
+
 
 def stage_of(query: str) -> str:
     body = "\n".join(line for line in query.splitlines() if not line.strip().startswith("--"))
     for stage, pieces in STAGES:
         if any(piece in body for piece in pieces):
             return stage
-    return "everything else (small statements, settings, metadata)"
+    return OTHER
 
 
 def label(query: str) -> str:
@@ -127,7 +129,7 @@ def main() -> None:
             stages["the load and the close, in-process"] = total + closed
             runs.append(stages)
         print(f"{outcome.name}: {outcome.events} events; medians of {len(runs)} loads")
-        for stage in [s for s, _ in STAGES] + ["everything else (small statements, settings, metadata)",
+        for stage in [s for s, _ in STAGES] + [OTHER,
                                                "Python (outside SQL)", "closing the database (its checkpoint)",
                                                "the load and the close, in-process"]:
             print(f"{statistics.median(r.get(stage, 0.0) for r in runs):8.3f} s  {stage}")

@@ -58,16 +58,6 @@ class CountingFile(io.RawIOBase):
         self.bytes_read = 0
         self.sha256 = hashlib.sha256()
 
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:
-        n = self._raw.readinto(buffer)
-        if n:
-            self.bytes_read += n
-            self.sha256.update(memoryview(buffer)[:n])
-        return n
-
     def read_chunk(self, size: int) -> bytes:
         """Up to size bytes (fewer only at the end of the file), counted and hashed: read straight
         into the bytes returned, with no copy of them (1 GiB read through readinto and copied
@@ -80,9 +70,8 @@ class CountingFile(io.RawIOBase):
 
     def digest(self) -> str:
         """SHA-256 of the whole file: the bytes not read yet are read (and hashed) now."""
-        for block in iter(lambda: self._raw.read(1 << 20), b""):
-            self.bytes_read += len(block)
-            self.sha256.update(block)
+        while self.read_chunk(1 << 20):
+            pass
         return self.sha256.hexdigest()
 
     def close(self) -> None:
