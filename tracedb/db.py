@@ -28,7 +28,7 @@ from pathlib import Path
 
 import duckdb
 
-from . import scratch, sqlfiles
+from . import rebuild, scratch, sqlfiles
 from .errors import TracedbError, reraise_interrupt
 
 DEFAULT_DB = "tracedb.duckdb"
@@ -416,6 +416,8 @@ def upgrade(con: duckdb.DuckDBPyConnection, force_views: bool = False) -> None:
             if number == 0 or number <= version:
                 continue
             run_script(con, path.read_text(encoding="utf-8"))
+            if number in rebuild.STEPS:  # what the file's SQL cannot write (its header says what)
+                rebuild.STEPS[number](con)
             con.execute("INSERT INTO tracedb_schema VALUES (?, ?, now()::TIMESTAMP)", [number, path.name])
         if stored != wanted or force_views:
             _apply_views(con, wanted)

@@ -126,13 +126,13 @@ def comment_statements(doc: ObjectDoc) -> list[str]:
     and columns), shown by duckdb_functions(); macros have no column comments."""
     if doc.kind.startswith("MACRO"):
         text = " ".join([doc.summary] + [f"{c}: {d}" for c, d in doc.columns.items()]).strip()
-        return [f"COMMENT ON {doc.kind} {doc.name} IS {_quote(text)}"] if text else []
-    out = [f"COMMENT ON {doc.kind} {doc.name} IS {_quote(doc.summary)}"] if doc.summary else []
+        return [f"COMMENT ON {doc.kind} {doc.name} IS {literal(text)}"] if text else []
+    out = [f"COMMENT ON {doc.kind} {doc.name} IS {literal(doc.summary)}"] if doc.summary else []
     for col, text in doc.columns.items():
-        out.append(f"COMMENT ON COLUMN {doc.name}.{col} IS {_quote(text)}")
+        out.append(f"COMMENT ON COLUMN {doc.name}.{col} IS {literal(text)}")
     return out
 
 
-def _quote(text: str) -> str:
-    # COMMENT ON takes a literal, not a parameter.
+def literal(text: str) -> str:
+    """text as a SQL string literal (COMMENT ON and DDL take literals, not parameters)."""
     return "'" + text.replace("'", "''") + "'"

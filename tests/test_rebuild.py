@@ -1,0 +1,108 @@
+"""Schema v14: the event tables' args in ZSTD (tracedb.rebuild), in a new database and in one an
+older tracedb made, with every row, the column order, the constraints and the comments kept."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from tracedb import db, rebuild, sqlfiles
+from tracedb.ingest.loader import load_file
+
+from conftest import KINETO
+
+TRACE = next(p for p in KINETO if p.name.startswith("h100_bert-small"))
+# the catalog of the event tables: what the rebuild must keep
+COLUMNS = ("SELECT table_name, column_index, column_name, data_type, is_nullable, comment FROM duckdb_columns() "
+           "WHERE schema_name = 'main' AND list_contains(?, table_name) ORDER BY 1, 2")
+TABLES = ("SELECT table_name, comment FROM duckdb_tables() WHERE schema_name = 'main' "
+          "AND list_contains(?, table_name) ORDER BY 1")
+TABLES_OF_A_TRACE = ("traces", "devices", "trace_metadata") + rebuild.EVENT_TABLES
+
+
+def _compression(con, table, column):
+    return {r[0] for r in con.execute("SELECT DISTINCT compression FROM pragma_storage_info(?) "
+                                      "WHERE column_name = ? AND segment_type <> 'VALIDITY'",
+                                      [table, column]).fetchall()}
+
+
+def _rows(con, table):
+    return con.execute(f"SELECT * FROM {table} ORDER BY ALL").fetchall()
+
+
+def _v13(path, storage=db.STORAGE_VERSION):
+    """A database as tracedb made it at schema v13 (the SQL files up to 013; views come with the
+    upgrade), by a plain DuckDB connection."""
+    con = duckdb.connect(str(path), config={"storage_compatibility_version": storage})
+    schema = sqlfiles.sql_dir() / "schema"
+    db.run_script(con, (schema / "000_bootstrap.sql").read_text(encoding="utf-8"))
+    for number, file in db.migrations():
+        if 0 < number <= 13:
+            db.run_script(con, file.read_text(encoding="utf-8"))
+            con.execute("INSERT INTO tracedb_schema VALUES (?, ?, now()::TIMESTAMP)", [number, file.name])
+    return con
+
+
+def test_a_new_database_keeps_each_event_tables_args_in_zstd(tmp_path):
+    path = tmp_path / "new.duckdb"
+    with db.open_db(path) as con:
+        load_file(con, TRACE)
+        con.execute("CHECKPOINT")
+        filled = [t for t in rebuild.EVENT_TABLES
+                  if con.execute(f"SELECT count(args) FROM {t}").fetchone()[0]]
+        assert {"kernels", "cpu_ops", "runtime_calls"} <= set(filled)
+        for table in filled:
+            assert _compression(con, table, "args") == {"ZSTD"}, table
+        # names repeat: DuckDB's own choice stays
+        assert "ZSTD" not in _compression(con, "kernels", "name")
+
+
+def test_an_older_database_is_rebuilt_with_every_row_and_comment(tmp_path):
+    source, old = tmp_path / "source.duckdb", tmp_path / "v13.duckdb"
+    with db.open_db(source) as con:
+        load_file(con, TRACE)
+    con = _v13(old)
+    try:
+        con.execute(f"ATTACH '{source}' AS source (READ_ONLY)")
+        for table in TABLES_OF_A_TRACE:  # the same columns in the same order at v13 and v14
+            con.execute(f"INSERT INTO main.{table} SELECT * FROM source.main.{table}")
+        con.execute("DETACH source")
+        tables = list(rebuild.EVENT_TABLES)
+        columns, comments = con.execute(COLUMNS, [tables]).fetchall(), con.execute(TABLES, [tables]).fetchall()
+        rows = {t: _rows(con, t) for t in TABLES_OF_A_TRACE}
+        assert all(rows[t] for t in ("kernels", "cpu_ops", "python_functions"))
+        assert "USING COMPRESSION" not in con.execute("SELECT sql FROM duckdb_tables() "
+                                                      "WHERE table_name = 'kernels'").fetchone()[0]
+    finally:
+        con.close()
+
+    with db.open_db(old) as con:  # the upgrade: migration 14, the views, the trace derived
+        assert db.schema_version(con) == db.latest_version() >= 14
+        assert con.execute(COLUMNS, [tables]).fetchall() == columns
+        assert con.execute(TABLES, [tables]).fetchall() == comments
+        assert {t: _rows(con, t) for t in TABLES_OF_A_TRACE} == rows
+        assert con.execute("SELECT count(*) FROM kernel_facts").fetchone()[0] == len(rows["kernels"])
+        con.execute("CHECKPOINT")
+        assert _compression(con, "kernels", "args") == {"ZSTD"}
+        # the constraints came along: trace_id may not be NULL
+        with pytest.raises(duckdb.ConstraintException):
+            con.execute("INSERT INTO kernels (trace_id, kernel_id) VALUES (NULL, 1)")
+
+
+def test_a_file_older_than_duckdb_1_2_keeps_duckdbs_choice(tmp_path):
+    path = tmp_path / "v11.duckdb"
+    _v13(path, storage="v1.1.0").close()
+    with db.open_db(path) as con:
+        assert not rebuild.zstd_available(con)
+        assert db.schema_version(con) == db.latest_version()
+        load_file(con, TRACE)
+        assert "USING COMPRESSION" not in con.execute("SELECT sql FROM duckdb_tables() "
+                                                      "WHERE table_name = 'kernels'").fetchone()[0]
+    with db.open_db(tmp_path / "new.duckdb") as con:
+        assert rebuild.zstd_available(con)
+
+
+def test_a_rebuild_refuses_a_column_the_table_lacks(tmp_path):
+    with db.open_db(tmp_path / "x.duckdb") as con:
+        with pytest.raises(ValueError, match="kernels.no_such not found"):
+            rebuild.recompress(con, "kernels", "no_such", "ZSTD")
