@@ -185,10 +185,11 @@ def test_a_failed_load_leaves_the_connection_s_settings_as_they_were(con, monkey
     import tracedb.db as dbmod
 
     def settings():
-        return con.execute("SELECT current_setting('memory_limit'), current_setting('preserve_insertion_order')"
-                           ).fetchone()
+        return con.execute("SELECT current_setting('memory_limit'), current_setting('preserve_insertion_order'), "
+                           "current_setting('threads')").fetchone()
 
     con.execute("SET memory_limit = '3GiB'")  # a value DuckDB shows exactly (it shows 0.1 GiB steps)
+    con.execute("SET threads = 2")  # a small trace is derived on one thread
     before, counts = settings(), table_counts(con)
     real = dbmod.run_file
 
@@ -203,6 +204,30 @@ def test_a_failed_load_leaves_the_connection_s_settings_as_they_were(con, monkey
     assert settings() == before and table_counts(con) == counts
     monkeypatch.setattr(dbmod, "run_file", real)
     assert load(con, KINETO[0]).status == "loaded" and settings() == before
+
+
+@pytest.mark.parametrize("small", [True, False])
+def test_a_trace_of_a_row_group_or_two_is_derived_on_one_thread(con, monkeypatch, small):
+    """Up to ONE_THREAD_EVENTS events the transaction runs on one thread, beyond them on the
+    connection's own; the connection keeps its setting either way."""
+    from tracedb import facts
+    from tracedb.ingest import loader
+
+    seen = []
+    real = facts.derive
+
+    def derive(c, trace_id):
+        seen.append(c.execute("SELECT current_setting('threads')").fetchone()[0])
+        return real(c, trace_id)
+
+    monkeypatch.setattr(facts, "derive", derive)
+    if not small:
+        monkeypatch.setattr(loader, "ONE_THREAD_EVENTS", 10)  # the fixture then counts as large
+    con.execute("SET threads = 3")
+    outcome = load(con, KINETO[0])
+    assert outcome.status == "loaded" and (outcome.events <= loader.ONE_THREAD_EVENTS) == small
+    assert seen == [1 if small else 3]
+    assert con.execute("SELECT current_setting('threads')").fetchone()[0] == 3
 
 
 def test_help_shows_flags_without_a_value():
