@@ -208,8 +208,8 @@ def test_a_failed_load_leaves_the_connection_s_settings_as_they_were(con, monkey
 
 @pytest.mark.parametrize("small", [True, False])
 def test_a_trace_of_a_row_group_or_two_is_derived_on_one_thread(con, monkeypatch, small):
-    """Up to ONE_THREAD_EVENTS events the transaction runs on one thread, beyond them on the
-    connection's own; the connection keeps its setting either way."""
+    """Up to ONE_THREAD_EVENTS events the transaction runs on one thread, beyond them on as many
+    as the database was given; the setting is the database's again after the load either way."""
     from tracedb import facts
     from tracedb.ingest import loader
 

@@ -31,8 +31,8 @@ def _rows(con, table):
 
 
 def _v13(path, storage=db.STORAGE_VERSION):
-    """A database as tracedb made it at schema v13 (the SQL files up to 013; views come with the
-    upgrade), by a plain DuckDB connection."""
+    """A database as tracedb made it at schema v13 (the SQL files up to 013), by a plain DuckDB
+    connection, without views yet."""
     con = duckdb.connect(str(path), config={"storage_compatibility_version": storage})
     schema = sqlfiles.sql_dir() / "schema"
     db.run_script(con, (schema / "000_bootstrap.sql").read_text(encoding="utf-8"))
@@ -41,6 +41,14 @@ def _v13(path, storage=db.STORAGE_VERSION):
             db.run_script(con, file.read_text(encoding="utf-8"))
             con.execute("INSERT INTO tracedb_schema VALUES (?, ?, now()::TIMESTAMP)", [number, file.name])
     return con
+
+
+# views and macros over the rebuilt tables, read before and after the upgrade
+VIEWS = {
+    "all_events": "SELECT * FROM all_events ORDER BY ALL",
+    "kernel_launches": "SELECT * FROM kernel_launches ORDER BY ALL",
+    "kernel_ops": "SELECT * FROM kernel_ops ORDER BY ALL",
+}
 
 
 def test_a_new_database_keeps_each_event_tables_args_in_zstd(tmp_path):
@@ -67,6 +75,11 @@ def test_an_older_database_is_rebuilt_with_every_row_and_comment(tmp_path):
         for table in TABLES_OF_A_TRACE:  # the same columns in the same order at v13 and v14
             con.execute(f"INSERT INTO main.{table} SELECT * FROM source.main.{table}")
         con.execute("DETACH source")
+        # the views, macros and rules as the file holds them (the upgrade then rebuilds the tables
+        # they read, and leaves them be: their files are unchanged)
+        db._apply_views(con, db._views_fingerprint())
+        views = {name: con.execute(sql).fetchall() for name, sql in VIEWS.items()}
+        assert all(views.values())
         tables = list(rebuild.EVENT_TABLES)
         columns, comments = con.execute(COLUMNS, [tables]).fetchall(), con.execute(TABLES, [tables]).fetchall()
         rows = {t: _rows(con, t) for t in TABLES_OF_A_TRACE}
@@ -76,8 +89,9 @@ def test_an_older_database_is_rebuilt_with_every_row_and_comment(tmp_path):
     finally:
         con.close()
 
-    with db.open_db(old) as con:  # the upgrade: migration 14, the views, the trace derived
+    with db.open_db(old) as con:  # the upgrade: migration 14 under the views
         assert db.schema_version(con) == db.latest_version() >= 14
+        assert {name: con.execute(sql).fetchall() for name, sql in VIEWS.items()} == views
         assert con.execute(COLUMNS, [tables]).fetchall() == columns
         assert con.execute(TABLES, [tables]).fetchall() == comments
         assert {t: _rows(con, t) for t in TABLES_OF_A_TRACE} == rows
@@ -102,7 +116,27 @@ def test_a_file_older_than_duckdb_1_2_keeps_duckdbs_choice(tmp_path):
         assert rebuild.zstd_available(con)
 
 
-def test_a_rebuild_refuses_a_column_the_table_lacks(tmp_path):
-    with db.open_db(tmp_path / "x.duckdb") as con:
-        with pytest.raises(ValueError, match="kernels.no_such not found"):
-            rebuild.recompress(con, "kernels", "no_such", "ZSTD")
+def test_a_rebuild_keeps_what_the_table_declares_and_refuses_what_it_cannot_keep():
+    con = duckdb.connect()
+    con.execute("""CREATE TABLE t (a INTEGER NOT NULL, "select" VARCHAR DEFAULT 'x',
+                   s STRUCT(args VARCHAR, b INTEGER), d DECIMAL(38,9), l VARCHAR[],
+                   args JSON NOT NULL DEFAULT '{}', extra JSON)""")
+    con.execute("""COMMENT ON TABLE t IS 'the table''s'""")
+    con.execute("""COMMENT ON COLUMN t."select" IS 'a reserved word''s column'""")
+    con.execute("""INSERT INTO t VALUES (1, 'q', {'args': 'z', 'b': 2}, 1.5, ['a'], '{"k": 1}', NULL),
+                                        (2, DEFAULT, NULL, NULL, NULL, DEFAULT, '[]')""")
+    catalog = ("SELECT column_name, data_type, is_nullable, column_default, comment FROM duckdb_columns() "
+               "WHERE table_name = 't' ORDER BY column_index")
+    columns, rows = con.execute(catalog).fetchall(), con.execute("SELECT * FROM t ORDER BY a").fetchall()
+    rebuild.recompress(con, "t", "args", "ZSTD")
+    assert con.execute(catalog).fetchall() == columns
+    assert con.execute("SELECT * FROM t ORDER BY a").fetchall() == rows
+    assert con.execute("SELECT comment FROM duckdb_tables() WHERE table_name = 't'").fetchone()[0] == "the table's"
+    definition = con.execute("SELECT sql FROM duckdb_tables() WHERE table_name = 't'").fetchone()[0]
+    assert "args JSON DEFAULT('{}') USING COMPRESSION ZSTD NOT NULL" in definition
+    assert "STRUCT(args VARCHAR, b INTEGER)," in definition  # the field of another column untouched
+    with pytest.raises(ValueError, match="t: no column no_such"):
+        rebuild.recompress(con, "t", "no_such", "ZSTD")
+    con.execute("CREATE TABLE k (a INTEGER PRIMARY KEY, args JSON)")
+    with pytest.raises(ValueError, match=r"k: a rebuild would drop its constraints \['PRIMARY KEY\(a\)'\]"):
+        rebuild.recompress(con, "k", "args", "ZSTD")

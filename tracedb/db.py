@@ -98,11 +98,12 @@ def one_line(exc: BaseException, limit: int = 300) -> str:
 
 @contextlib.contextmanager
 def settings(con: duckdb.DuckDBPyConnection, **values: object):
-    """Change DuckDB settings (memory_limit, preserve_insertion_order, ...) for a block, and put
-    back what they were after it, even when it fails inside a transaction. The one place tracedb
-    changes a setting: DuckDB settings are per connection and outlive transactions, so one left
-    changed would hold for every later statement (a user's notebook connection included). A
-    setting comes back as DuckDB shows it: a memory limit to 0.1 GiB."""
+    """Change DuckDB settings (memory_limit, threads, preserve_insertion_order, ...) for a block,
+    and put back what they were after it, even when it fails inside a transaction. The one place
+    tracedb changes a setting: DuckDB settings outlive transactions, and these are the database's,
+    shared by every connection and cursor of the process on it, so one left changed would hold for
+    every later statement (a user's notebook connection included); while the block runs they hold
+    for those too. A setting comes back as DuckDB shows it: a memory limit to 0.1 GiB."""
     before = {k: con.execute("SELECT current_setting(?)", [k]).fetchone()[0] for k in values}
     try:
         for key, value in values.items():

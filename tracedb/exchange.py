@@ -30,16 +30,12 @@ from . import __version__, atomic, db, facts
 from .partition import insert as insert_partition
 from .errors import TracedbError, reraise_interrupt
 from .ingest.loader import LoadOutcome, check_existing, delete_trace, trace_tables
+from .sqlfiles import literal
 from .traces import find as find_trace
 
 MANIFEST = "tracedb-export.json"
 _FOLDER = re.compile(r"^trace=[^/\\]+$")
 RULE_TABLES = ("kernel_rules", "annotation_patterns", "step_frame_patterns")
-
-
-def _sql_text(text: str) -> str:
-    """A SQL string literal (COPY takes its file name as a literal, not a parameter)."""
-    return "'" + text.replace("'", "''") + "'"
 
 
 MAX_PARTITION = 200  # bytes of a directory name (file systems allow 255)
@@ -100,13 +96,13 @@ def _write(con: duckdb.DuckDBPyConnection, out: Path, traces: list[tuple]) -> in
             target = out / table / folders[trace_id] / "data.parquet"
             target.parent.mkdir(parents=True, exist_ok=True)
             con.execute(f"COPY (SELECT * FROM {table} WHERE trace_id = {int(trace_id)}) "
-                        f"TO {_sql_text(str(target))} (FORMAT parquet)")
+                        f"TO {literal(str(target))} (FORMAT parquet)")
             files += 1
     for table in RULE_TABLES:
         if con.execute(f"SELECT count(*) FROM {table} WHERE source <> 'builtin'").fetchone()[0]:
             target = out / table / "user.parquet"
             target.parent.mkdir(parents=True, exist_ok=True)
-            con.execute(f"COPY (SELECT * FROM {table} WHERE source <> 'builtin') TO {_sql_text(str(target))} "
+            con.execute(f"COPY (SELECT * FROM {table} WHERE source <> 'builtin') TO {literal(str(target))} "
                         "(FORMAT parquet)")
             files += 1
     manifest = {

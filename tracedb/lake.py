@@ -54,11 +54,12 @@ from urllib.parse import quote, unquote
 
 import duckdb
 
-from . import __version__, atomic, db, partition, scratch, sqlfiles
+from . import __version__, atomic, db, partition, scratch
 from .errors import TracedbError, reraise_interrupt
 from .ingest.loader import LoadOutcome, default_name, trace_tables
 from .ingest.source import check_file, sha256_of
 from .rules import KINDS as RULE_KINDS
+from .sqlfiles import literal
 from .traces import check_name
 
 MARKER = "tracedb-lake.json"
@@ -493,10 +494,10 @@ def _build_views(con: duckdb.DuckDBPyConnection, lake: Path, folders: list[str])
         columns = ", ".join(f"CAST({c} AS {t}) AS {c}" for c, t, _ in comments)
         con.execute(f"CREATE VIEW {table} AS SELECT {columns} FROM {_DATA}{table}")
         if about:
-            con.execute(f"COMMENT ON VIEW {table} IS {sqlfiles.literal(about + ' (Parquet files of a trace lake)')}")
+            con.execute(f"COMMENT ON VIEW {table} IS {literal(about + ' (Parquet files of a trace lake)')}")
         for column, _, comment in comments:
             if comment:
-                con.execute(f"COMMENT ON COLUMN {table}.{column} IS {sqlfiles.literal(comment)}")
+                con.execute(f"COMMENT ON COLUMN {table}.{column} IS {literal(comment)}")
     for kind in RULE_KINDS:  # the user's rules an export holds
         file = lake / kind.table / "user.parquet"
         if file.is_file():

@@ -1,6 +1,6 @@
 """Schema migrations SQL cannot write: DuckDB has no statement that changes how a column is
-compressed, so such a migration rebuilds the table (its columns in their order, constraints and
-comments kept) and copies its rows. tracedb.db runs STEPS[n] right after sql/schema/NNN_*.sql,
+compressed, so such a migration rebuilds the table (its columns in their order, with their types,
+NOT NULLs, defaults and comments) and copies its rows. tracedb.db runs STEPS[n] right after sql/schema/NNN_*.sql,
 whose header documents the migration, in the same transaction.
 """
 
@@ -35,30 +35,38 @@ def args_in_zstd(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def recompress(con: duckdb.DuckDBPyConnection, table: str, column: str, method: str) -> None:
-    """Rebuild main.<table> with <column> compressed by <method>, rows, order and comments kept."""
-    (create, comment), = con.execute("SELECT sql, comment FROM duckdb_tables() WHERE database_name = "
-                                     "current_database() AND schema_name = 'main' AND table_name = ?",
-                                     [table]).fetchall()
-    columns = con.execute("SELECT column_name, comment FROM duckdb_columns() WHERE database_name = "
-                          "current_database() AND schema_name = 'main' AND table_name = ? ORDER BY column_index",
-                          [table]).fetchall()
+    """Rebuild main.<table> with <column> compressed by <method>: its columns in their order with
+    their types, NOT NULLs and defaults, its rows and its comments. A table with any other
+    constraint (a key, a check) is refused: the rebuild would not keep it."""
+    where = "WHERE database_name = current_database() AND schema_name = 'main' AND table_name = ?"
+    comment = con.execute(f"SELECT comment FROM duckdb_tables() {where}", [table]).fetchone()[0]
+    columns = con.execute(f"SELECT column_name, data_type, is_nullable, column_default, comment "
+                          f"FROM duckdb_columns() {where} ORDER BY column_index", [table]).fetchall()
+    others = con.execute(f"SELECT constraint_text FROM duckdb_constraints() {where} "
+                         f"AND constraint_type <> 'NOT NULL'", [table]).fetchall()
+    if column not in [c[0] for c in columns]:
+        raise ValueError(f"{table}: no column {column}")
+    if others:
+        raise ValueError(f"{table}: a rebuild would drop its constraints {[o[0] for o in others]}")
     staged = f"_{table}_rebuilt"
-    # DuckDB writes the definition back as "CREATE TABLE name(col TYPE ..., ...);"
-    body = create[create.index("(", len("CREATE TABLE")):].rstrip().rstrip(";")
-    body, found = re.subn(rf"([(,]\s*){re.escape(column)} (\w+)(?: USING COMPRESSION \w+)?(?=[,)])",
-                          rf"\1{column} \2 USING COMPRESSION {method}", body, count=1)
-    if not found:
-        raise ValueError(f"{table}.{column} not found in {create!r}")
-    con.execute(f"CREATE TABLE {staged}{body}")
+    con.execute(f"CREATE TABLE {staged} (" + ", ".join(
+        f"{_name(name)} {kind}"
+        + (f" USING COMPRESSION {method}" if name == column else "")
+        + ("" if nullable else " NOT NULL")
+        + (f" DEFAULT {default}" if default is not None else "")
+        for name, kind, nullable, default, _ in columns) + ")")
     con.execute(f"INSERT INTO {staged} SELECT * FROM {table}")
     con.execute(f"DROP TABLE {table}")
     con.execute(f"ALTER TABLE {staged} RENAME TO {table}")
     if comment:
         con.execute(f"COMMENT ON TABLE {table} IS {literal(comment)}")
-    for name, text in columns:
+    for name, _, _, _, text in columns:
         if text:
-            con.execute(f"COMMENT ON COLUMN {table}.{name} IS {literal(text)}")
+            con.execute(f"COMMENT ON COLUMN {table}.{_name(name)} IS {literal(text)}")
 
+
+def _name(identifier: str) -> str:
+    return '"' + identifier.replace('"', '""') + '"'
 
 
 # Migration number -> the step run after its SQL file.

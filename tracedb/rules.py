@@ -18,6 +18,7 @@ import duckdb
 
 from . import db, facts, sqlfiles
 from .errors import TracedbError, reraise_interrupt
+from .sqlfiles import literal
 
 BUILTIN = "builtin"
 
@@ -70,7 +71,6 @@ def load_builtin(con: duckdb.DuckDBPyConnection) -> None:
     refresh_regex_rules(con)
 
 
-
 def refresh_regex_rules(con: duckdb.DuckDBPyConnection) -> None:
     """Rewrite the macros _regex_rule_hits and _inductor_rule_hits (sql/views/10_kernel_ops.sql),
     _context_rule_hits (sql/views/25_kernel_ops_live.sql) and _step_frame_rule_hits
@@ -91,19 +91,19 @@ def refresh_regex_rules(con: duckdb.DuckDBPyConnection) -> None:
         rules = con.execute("SELECT rank, platform, pattern FROM _kernel_rules_ordered WHERE match = ? "
                             "ORDER BY rank", [match]).fetchall()
         statements.append(_hits_macro(
-            signature, [f"CASE WHEN {'' if platform == 'any' else f'kernel_platform = {sqlfiles.literal(platform)} AND '}"
-                        f"regexp_matches({text}, {sqlfiles.literal(pattern)}) THEN {int(rank)} END"
+            signature, [f"CASE WHEN {'' if platform == 'any' else f'kernel_platform = {literal(platform)} AND '}"
+                        f"regexp_matches({text}, {literal(pattern)}) THEN {int(rank)} END"
                         for rank, platform, pattern in rules]))
     rules = con.execute("SELECT rank, match, pattern FROM _kernel_rules_ordered "
                         "WHERE match IN ('cpu_op', 'collective', 'annotation') ORDER BY rank").fetchall()
     statements.append(_hits_macro(
         "_context_rule_hits(context_kind, context_text)",
-        [f"CASE WHEN context_kind = {sqlfiles.literal(match)} AND regexp_matches(context_text, {sqlfiles.literal(pattern)}) "
+        [f"CASE WHEN context_kind = {literal(match)} AND regexp_matches(context_text, {literal(pattern)}) "
          f"THEN {int(rank)} END" for rank, match, pattern in rules]))
     rules = con.execute("SELECT rank, regex FROM _step_frame_patterns_ordered ORDER BY rank").fetchall()
     statements.append(_hits_macro(
         "_step_frame_rule_hits(frame_name)",
-        [f"CASE WHEN regexp_matches(frame_name, {sqlfiles.literal(regex)}) THEN {int(rank)} END" for rank, regex in rules]))
+        [f"CASE WHEN regexp_matches(frame_name, {literal(regex)}) THEN {int(rank)} END" for rank, regex in rules]))
     digest = hashlib.sha256("\n".join(statements).encode()).hexdigest()
     if con.execute("SELECT _rule_hits_digest()").fetchone()[0] == digest:
         return

@@ -134,5 +134,5 @@ def comment_statements(doc: ObjectDoc) -> list[str]:
 
 
 def literal(text: str) -> str:
-    """text as a SQL string literal (COMMENT ON and DDL take literals, not parameters)."""
+    """text as a SQL string literal (COMMENT ON, DDL and COPY's file name take literals, not parameters)."""
     return "'" + text.replace("'", "''") + "'"
