@@ -7,9 +7,10 @@ import duckdb
 import pytest
 
 from tracedb import db, rebuild, sqlfiles
+from tracedb.errors import TracedbError
 from tracedb.ingest.loader import load_file
 
-from conftest import KINETO
+from conftest import KINETO, run_cli
 
 TRACE = next(p for p in KINETO if p.name.startswith("h100_bert-small"))
 # the catalog of the event tables: what the rebuild must keep
@@ -135,8 +136,28 @@ def test_a_rebuild_keeps_what_the_table_declares_and_refuses_what_it_cannot_keep
     definition = con.execute("SELECT sql FROM duckdb_tables() WHERE table_name = 't'").fetchone()[0]
     assert "args JSON DEFAULT('{}') USING COMPRESSION ZSTD NOT NULL" in definition
     assert "STRUCT(args VARCHAR, b INTEGER)," in definition  # the field of another column untouched
-    with pytest.raises(ValueError, match="t: no column no_such"):
+    with pytest.raises(TracedbError, match="table t has no column no_such"):
         rebuild.recompress(con, "t", "no_such", "ZSTD")
     con.execute("CREATE TABLE k (a INTEGER PRIMARY KEY, args JSON)")
-    with pytest.raises(ValueError, match=r"k: a rebuild would drop its constraints \['PRIMARY KEY\(a\)'\]"):
+    with pytest.raises(TracedbError, match=r"table k has constraints a rebuild would drop: PRIMARY KEY\(a\)$"):
         rebuild.recompress(con, "k", "args", "ZSTD")
+
+
+def test_an_older_file_the_rebuild_cannot_take_is_one_line_and_stays_as_it_was(tmp_path):
+    path = tmp_path / "v13.duckdb"
+    con = _v13(path)
+    con.execute("ALTER TABLE flows DROP COLUMN args")  # changed by hand
+    con.close()
+    before = _catalog(path)
+    run = run_cli("ls", db=path)
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    assert run.stderr.strip().splitlines() == [
+        "tracedb: error: cannot bring the database up to date: table flows has no column args"]
+    assert _catalog(path) == before  # the kernels table rebuilt before it was rolled back too
+    assert before[0] == 13
+
+
+def _catalog(path):
+    """The schema version and every table's definition, as a plain reader sees them."""
+    with duckdb.connect(str(path), read_only=True) as con:
+        return db.schema_version(con), con.execute("SELECT table_name, sql FROM duckdb_tables() ORDER BY 1").fetchall()

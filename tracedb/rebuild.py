@@ -1,7 +1,8 @@
 """Schema migrations SQL cannot write: DuckDB has no statement that changes how a column is
 compressed, so such a migration rebuilds the table (its columns in their order, with their types,
-NOT NULLs, defaults and comments) and copies its rows. tracedb.db runs STEPS[n] right after sql/schema/NNN_*.sql,
-whose header documents the migration, in the same transaction.
+NOT NULLs, defaults and comments) and copies its rows. tracedb.db runs STEPS[n] right after
+sql/schema/NNN_*.sql, whose header documents the migration, in the same transaction: a table the
+rebuild cannot take (changed by hand) is a one-line error, and the file stays as it was.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import re
 
 import duckdb
 
+from .errors import TracedbError
 from .sqlfiles import literal
 
 # The tables whose args column is stored with ZSTD from schema v14 (sql/schema/014_args_zstd.sql).
@@ -45,9 +47,10 @@ def recompress(con: duckdb.DuckDBPyConnection, table: str, column: str, method: 
     others = con.execute(f"SELECT constraint_text FROM duckdb_constraints() {where} "
                          f"AND constraint_type <> 'NOT NULL'", [table]).fetchall()
     if column not in [c[0] for c in columns]:
-        raise ValueError(f"{table}: no column {column}")
+        raise TracedbError(f"cannot bring the database up to date: table {table} has no column {column}")
     if others:
-        raise ValueError(f"{table}: a rebuild would drop its constraints {[o[0] for o in others]}")
+        raise TracedbError(f"cannot bring the database up to date: table {table} has constraints a rebuild "
+                           f"would drop: {', '.join(o[0] for o in others)}")
     staged = f"_{table}_rebuilt"
     con.execute(f"CREATE TABLE {staged} (" + ", ".join(
         f"{_name(name)} {kind}"
