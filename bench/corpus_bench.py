@@ -19,9 +19,11 @@ tools then read the same bytes). For each trace, in turn and alternating run by 
 
 Wall time is measured around each process and its peak RSS taken from the kernel's accounting of
 that process alone (os.wait4). The table gives medians over the runs and the peer's time over
-ours, run by run (median). Then the fixed costs: a new database made ready (in-process, median),
-and a tiny trace loaded into an existing database (whole command). Last, the whole corpus loaded
-by one command into one database, in MB of JSON per second.
+ours, run by run (median), and the sums of the medians over the corpus. Then the fixed costs: a new
+database made ready (in-process, median), any command on an existing database (`tracedb ls`, whole
+command: interpreter, imports, opening the file, a query), and a tiny trace loaded into an existing
+database (whole command). Last, the whole corpus loaded by one command into one database, in MB of
+JSON per second.
 """
 
 from __future__ import annotations
@@ -115,6 +117,7 @@ def main() -> None:
     print("| trace | MB | tracedb load, new db: s (MiB) | into existing db: s (MiB) | wafer-core load_trace: s (MiB) "
           "| floor: cut + typed read, s | tracedb above the floor, s | peer / tracedb (new, existing) |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    sums = {"new": 0.0, "peer": 0.0, "floor": 0.0}
     for trace in traces:
         figures: dict[str, list] = {"new": [], "existing": [], "peer": [], "floor": []}
         for _ in range(a.runs):
@@ -135,6 +138,10 @@ def main() -> None:
             return f"{median(r[0] for r in runs):.2f} ({median(r[1] for r in runs):.0f})"
 
         floor = median(figures["floor"])
+        sums["new"] += median(n[0] for n in figures["new"])
+        sums["floor"] += floor
+        if figures["peer"]:
+            sums["peer"] += median(p[0] for p in figures["peer"])
         above = median(n[0] for n in figures["new"]) - floor
         ratio = "—"
         if figures["peer"]:
@@ -144,12 +151,19 @@ def main() -> None:
         print(f"| {trace.name} | {mb:.1f} | {cell('new')} | {cell('existing')} | {cell('peer')} | {floor:.2f} "
               f"| {above:.2f} | {ratio} |", flush=True)
 
+    print(f"\nSums of the medians over the corpus: tracedb load into a new database {sums['new']:.2f} s, "
+          f"wafer-core {sums['peer']:.2f} s, the floors {sums['floor']:.2f} s")
+
     # fixed costs
     ready = []
     for _ in range(max(3, a.runs)):
         remove_db(new_db)
         ready.append(float(run([sys.executable, "-c", READY, str(new_db)], stdout=subprocess.PIPE)[2]))
-    print(f"\nNew database ready (open_db in-process): {median(ready):.3f} s")
+    print(f"New database ready (open_db in-process): {median(ready):.3f} s")
+    listed = []
+    for _ in range(max(3, a.runs)):
+        listed.append(run([*tracedb, "ls", "--db", str(base_db)])[0])
+    print(f"Any command on an existing database (tracedb ls, whole command): {median(listed):.2f} s")
     # a tiny trace (the smallest Kineto fixture) and the smallest real one, each into an existing database
     tiny = min(TINY.glob("*.json.gz"), key=lambda p: p.stat().st_size)
     for trace in (tiny, min(traces, key=lambda p: p.stat().st_size)):

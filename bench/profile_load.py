@@ -2,6 +2,7 @@
 
     python bench/profile_load.py FILE [--db PATH] [--top 25]
     python bench/profile_load.py FILE --stages [--runs 3]
+    python bench/profile_load.py FILE --planning
 
 Loads FILE with tracedb.ingest.loader.load_file into PATH (default: a new database in a temporary
 folder), through a connection that times every SQL statement it runs, and prints the total, the
@@ -12,12 +13,18 @@ command's: `python -X importtime -m tracedb ...`).
 
 --stages sums the statements by the stage of the load they belong to (the rows of the README's
 profile table) and prints, for --runs loads each into a new database, the median of each.
+
+--planning runs the load with DuckDB's detailed profiler on every statement and prints, by stage,
+what DuckDB spent before running each statement (binding it, the views it names included;
+optimizing; physical planning) against the statement's whole time. The profiler's own work makes
+the load slower; the split is the figure, not the total.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import json
 import statistics
 import sys
 import tempfile
@@ -52,6 +59,71 @@ class TimedConnection:
 
     def __getattr__(self, name):
         return getattr(self._con, name)
+
+
+class _Rows:
+    """A statement's result, fetched before the profiler is switched off (which ends the query)."""
+
+    def __init__(self, rows, description):
+        self._rows, self.description = rows, description
+
+    def fetchone(self):
+        return self._rows.pop(0) if self._rows else None
+
+    def fetchall(self):
+        rows, self._rows = self._rows, []
+        return rows
+
+
+class ProfiledConnection:
+    """A DuckDB connection that profiles each statement apart (DuckDB writes a statement's profile
+    when its result is closed) and keeps, per statement text, the planning times and the total."""
+
+    def __init__(self, con, out: Path):
+        self._con, self._out = con, out
+        self.profiles: list[tuple[str, dict]] = []
+
+    def execute(self, query, *args, **kwargs):
+        target = self._out / f"{len(self.profiles)}.json"
+        for setting in ("enable_profiling = 'json'", f"profiling_output = '{target}'",
+                        "profiling_mode = 'detailed'", "profiling_coverage = 'ALL'"):
+            self._con.execute(f"SET {setting}")
+        self._con.execute(query, *args, **kwargs)
+        description = self._con.description
+        rows = self._con.fetchall() if description else []
+        self._con.execute("RESET enable_profiling")
+        profile = json.loads(target.read_text())
+        self.profiles.append((query, {
+            "binding": profile["planner"]["total_time"],
+            "optimizing": profile["optimizer"]["total_time"],
+            "physical planning": profile["physical_planner"]["total_time"],
+            "whole statement": profile["query"]["total_time"],
+        }))
+        return _Rows(rows, description)
+
+    def __getattr__(self, name):
+        return getattr(self._con, name)
+
+
+def planning(trace: str) -> None:
+    with tempfile.TemporaryDirectory(prefix="tracedb-profile-") as tmp:
+        con = db.open_db(str(Path(tmp) / "t.duckdb"))
+        profiled = ProfiledConnection(con, Path(tmp))
+        outcome = loader.load_file(profiled, trace, replace=True)
+        con.close()
+    sums: dict[str, dict[str, float]] = collections.defaultdict(lambda: collections.defaultdict(float))
+    counts: dict[str, int] = collections.Counter()
+    for query, times in profiled.profiles:
+        for stage in (stage_of(query), "the whole load"):
+            counts[stage] += 1
+            for key, seconds in times.items():
+                sums[stage][key] += seconds
+    keys = ("binding", "optimizing", "physical planning", "whole statement")
+    print(f"{outcome.name}: {outcome.events} events; {len(profiled.profiles)} statements, DuckDB's profile")
+    print(f"{'stage':48s} {'statements':>10s} " + " ".join(f"{k:>17s}" for k in keys))
+    for stage in [s for s, _ in STAGES] + [OTHER, "the whole load"]:
+        if counts[stage]:
+            print(f"{stage[:48]:48s} {counts[stage]:10d} " + " ".join(f"{sums[stage][k]:15.3f} s" for k in keys))
 
 
 # The stages of a load, each told by a piece of its statements' text (the first that matches).
@@ -116,7 +188,11 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--stages", action="store_true", help="sum the statements by stage")
     ap.add_argument("--runs", type=int, default=1, help="loads to take the median of (--stages)")
+    ap.add_argument("--planning", action="store_true", help="DuckDB's planning time by stage (its profiler)")
     a = ap.parse_args()
+    if a.planning:
+        planning(a.trace)
+        return
     if a.stages:
         runs = []
         for _ in range(max(1, a.runs)):
