@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -233,3 +234,23 @@ def test_truncated_load_warns_and_succeeds(tmp_path):
     assert "incomplete" in proc.stderr and "truncated" in proc.stderr
     ls = json.loads(run_cli("ls", "--format", "json", db=db, check=True).stdout)
     assert ls[0]["complete"] is False and ls[0]["events"] > 0
+
+
+def test_a_load_of_missing_files_creates_no_database(tmp_path):
+    """A load with nothing to load (every file missing, as when the database's path is typed
+    where a file goes) says so in one line and leaves no new database behind."""
+    db = tmp_path / "new.duckdb"
+    missing = [tmp_path / "missing.json", tmp_path / "typo.duckdb"]
+    proc = run_cli("load", *missing, db=db)
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == f"tracedb: error: {missing[0]}: no such file; {missing[1]}: no such file"
+    assert not db.exists() and not Path(str(db) + ".wal").exists()
+    lake = tmp_path / "lake"
+    proc = run_cli("load", missing[0], "--lake", lake)
+    assert proc.returncode == 1 and proc.stderr.strip() == f"tracedb: error: {missing[0]}: no such file"
+    assert not lake.exists()
+    # one file there among missing ones: it loads, and each missing one is named
+    proc = run_cli("load", missing[0], KINETO[1], db=db)
+    assert proc.returncode == 1 and f"{missing[0]}: no such file" in proc.stderr
+    with open_db(db, read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM traces").fetchone()[0] == 1

@@ -578,6 +578,24 @@ def check_load_args(paths: Sequence[Path], name: str | None) -> None:
         raise TracedbError("--name applies to one file; load the files one at a time to name them")
 
 
+def check_something_to_load(paths: Sequence[Path]) -> None:
+    """A TracedbError naming every file when none of them exists: a command that would create a
+    database or a lake for the load checks this first (a mistyped argument would leave one
+    behind)."""
+    if paths and all(_missing(p) for p in paths):
+        raise TracedbError("; ".join(f"{p}: no such file" for p in paths))
+
+
+def _missing(path: Path) -> bool:
+    try:
+        Path(path).stat()
+    except FileNotFoundError:
+        return True
+    except OSError:  # there, but not ours to read: the load says why
+        return False
+    return False
+
+
 @dataclass
 class Loaded:
     """What a load of several files did: an outcome per trace, and the files that failed."""

@@ -97,6 +97,7 @@ def load(
         say(f"tracedb: warning: {_db_path(db)} exists: it keeps its storage format (--storage-version applies "
             "to a database created by this load)")
     api.check_load_args(files, name)  # before the database is created
+    api.check_something_to_load(files)
     if scheduler and lake is None:
         raise TracedbError("--scheduler runs the load on a Dask cluster, whose tasks write to a lake: add --lake DIR")
     if lake is not None:
