@@ -77,7 +77,8 @@ class _Rows:
 
 class ProfiledConnection:
     """A DuckDB connection that profiles each statement apart (DuckDB writes a statement's profile
-    when its result is closed) and keeps, per statement text, the planning times and the total."""
+    when its result is closed, so the result is fetched here) and keeps, for each statement in
+    turn, its text, its planning times and its whole time."""
 
     def __init__(self, con, out: Path):
         self._con, self._out = con, out
