@@ -30,6 +30,7 @@ import duckdb
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tracedb.ingest.bulk import _Feeder  # noqa: E402
 from tracedb.ingest.source import TraceStream  # noqa: E402
+from tracedb.sqlfiles import literal  # noqa: E402
 
 COLUMNS = ("{ph: 'VARCHAR', cat: 'VARCHAR', name: 'VARCHAR', pid: 'JSON', tid: 'JSON', id: 'JSON', "
            "ts: 'DECIMAL(38,9)', dur: 'DECIMAL(38,9)', bp: 'VARCHAR', s: 'VARCHAR', args: 'JSON'}")
@@ -58,7 +59,7 @@ def main() -> None:
         con = duckdb.connect()
         con.execute(f"SET threads = {a.threads}")
         start = time.perf_counter()
-        files = "[" + ", ".join("'" + str(s).replace("'", "''") + "'" for s in segments) + "]"
+        files = "[" + ", ".join(literal(str(s)) for s in segments) + "]"
         con.execute(f"CREATE TABLE events AS SELECT * FROM read_json({files}, format = 'array', "
                     f"columns = {COLUMNS})")
         read = time.perf_counter() - start

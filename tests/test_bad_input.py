@@ -254,3 +254,47 @@ def test_a_load_of_missing_files_creates_no_database(tmp_path):
     assert proc.returncode == 1 and f"{missing[0]}: no such file" in proc.stderr
     with open_db(db, read_only=True) as con:
         assert con.execute("SELECT count(*) FROM traces").fetchone()[0] == 1
+
+
+
+def test_quotes_in_every_path_a_load_writes_or_reads(tmp_path, monkeypatch):
+    """A quote in the trace's, the database's and the temporary folder's names: every path tracedb
+    hands DuckDB as a literal (the segment files, a salvaged window, a worker's template and
+    Parquet) is quoted. A path DuckDB could not read would not fail the load (a segment it refuses
+    is salvaged, a window it refuses sends the file to the streaming reader), so the serial load
+    is watched: the bad event's segment alone is salvaged, and no file goes to the streaming
+    reader; a worker's partition it could not write would fail its file."""
+    from tracedb.ingest import bulk, readers
+
+    scratch = tmp_path / "it's tmp"
+    scratch.mkdir()
+    events = ['{"ph": "X", "cat": "kernel", "name": "k%d", "pid": 0, "tid": 1, "ts": %d, "dur": 1}' % (i, i)
+              for i in range(3)]
+    events.insert(1, '{"ph": "X", "cat": "kernel", "name": "bad" "x": 1}')  # a missing comma
+    trace = tmp_path / "o'brien.json"
+    trace.write_text('{"traceEvents": [' + ", ".join(events) + "]}")
+
+    def kernels(db) -> list[str]:
+        with open_db(db, read_only=True) as con:
+            assert con.execute("SELECT count(*) FROM rejected_events").fetchone()[0] == 1
+            return con.execute("SELECT list(k.name ORDER BY kernel_id) FROM kernels k JOIN traces t "
+                               "USING (trace_id) WHERE t.name = 'o''brien'").fetchone()[0]
+
+    salvaged, streamed = [], []
+    salvage = bulk.salvage
+    monkeypatch.setattr(bulk, "salvage", lambda *a: salvaged.append(a[1]) or salvage(*a))
+    stream_events = readers._stream_events
+    monkeypatch.setattr(readers, "_stream_events", lambda con, path, *a: streamed.append(path) or
+                        stream_events(con, path, *a))
+    monkeypatch.setattr("tempfile.tempdir", str(scratch))
+    db = tmp_path / "db'1.duckdb"
+    proc = run_cli("load", trace, KINETO[1], "--jobs", "1", db=db)
+    assert proc.returncode == 0, proc.stderr
+    assert kernels(db) == ["k0", "k1", "k2"]
+    assert len(salvaged) == 1 and b'"bad" "x"' in salvaged[0] and streamed == []
+
+    db = tmp_path / "db'2.duckdb"
+    proc = run_cli("load", trace, KINETO[1], "--jobs", "2", db=db, env={"TMPDIR": str(scratch)}, process=True)
+    assert proc.returncode == 0, proc.stderr
+    assert kernels(db) == ["k0", "k1", "k2"]
+    assert list(scratch.iterdir()) == []  # nothing left in the temporary folder

@@ -25,6 +25,7 @@ from . import db, scratch
 from .errors import TracedbError, reraise_interrupt
 from .ingest.loader import LoadOutcome, load_file, trace_tables
 from .rules import KINDS as RULE_KINDS
+from .sqlfiles import literal
 
 # The id a partition's rows carry until they are put where they belong (a lake's files carry the
 # lake's id of the trace, see tracedb.lake).
@@ -97,7 +98,7 @@ def _private_database(folder: Path) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect(config={"temp_directory": str(folder / "spill")})
     if not copy_to(empty):  # no packaged template: built from the SQL files
         db.open_db(empty, template=False).close()
-    con.execute(f"ATTACH '{_sql_path(empty)}' AS empty (READ_ONLY)")
+    con.execute(f"ATTACH {literal(str(empty))} AS empty (READ_ONLY)")
     con.execute("COPY FROM DATABASE empty TO memory")
     con.execute("DETACH empty")
     return con
@@ -110,7 +111,7 @@ def _write(con: duckdb.DuckDBPyConnection, private_id: int, trace_id: int, into:
             continue
         (into / table).mkdir()
         con.execute(f"COPY (SELECT * REPLACE ({int(trace_id)} AS trace_id) FROM {table} "
-                    f"WHERE trace_id = {int(private_id)}) TO '{_sql_path(into / table / 'data.parquet')}' "
+                    f"WHERE trace_id = {int(private_id)}) TO {literal(str(into / table / 'data.parquet'))} "
                     "(FORMAT parquet)")
         written.append(table)
     return written
@@ -127,8 +128,3 @@ def insert(con: duckdb.DuckDBPyConnection, files: dict[str, Path], trace_id: int
 
 def remove(partition: Partition) -> None:
     shutil.rmtree(partition.directory, ignore_errors=True)
-
-
-def _sql_path(path: Path) -> str:
-    """A path as the inside of a SQL string literal (COPY and SET take literals, not parameters)."""
-    return str(path).replace("'", "''")

@@ -410,7 +410,7 @@ def sql_literal(value: Any) -> str:
         return f"CAST('{value!r}' AS DOUBLE)"
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(sql_literal(v) for v in value) + "]"
-    return "'" + str(value).replace("'", "''") + "'"
+    return sqlfiles.literal(str(value))
 
 
 # A string, a quoted name, a comment, or a $parameter: the parts of SQL text that parameters are

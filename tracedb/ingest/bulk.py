@@ -39,6 +39,7 @@ import duckdb
 from .. import db, scratch
 from ..db import run_file
 from ..errors import reraise_interrupt
+from ..sqlfiles import literal
 from .boundaries import LEAD, boundary_pattern, last_boundary
 from .chrome import ChromeResult, EventStager, RejectedEvent
 from .layout import TopLevelCapture
@@ -123,7 +124,7 @@ def _read_segments(con: duckdb.DuckDBPyConnection, segments: list[Path], salvage
     """Append the events of the segment files, in order, to _raw (removing the files); returns
     the events set aside by the salvage of a segment DuckDB refused."""
     rejections: list[Rejection] = []
-    files = ", ".join(f"'{_quote(str(segment))}'" for segment in segments)
+    files = ", ".join(literal(str(segment)) for segment in segments)
     try:
         con.execute(f"INSERT INTO _raw SELECT json FROM read_json_objects([{files}], format = 'array')")
     except duckdb.Error as exc:  # a bad event: the segments one by one, the bad one a window at a time
@@ -217,10 +218,6 @@ def discard_bulk(con: duckdb.DuckDBPyConnection) -> None:
     """Undo a type_bulk that raised NotBulk: fresh, empty staging objects for the streaming reader."""
     drop_staging(con)
     run_file(con, "ingest/chrome_stage.sql")
-
-
-def _quote(text: str) -> str:
-    return text.replace("'", "''")
 
 
 def _nan(text: str):

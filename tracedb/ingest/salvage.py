@@ -30,6 +30,7 @@ import duckdb
 import orjson
 
 from ..errors import reraise_interrupt
+from ..sqlfiles import literal
 from .boundaries import LEAD, boundary_pattern
 
 WINDOW = 1 << 20
@@ -268,8 +269,7 @@ def _insert(con: duckdb.DuckDBPyConnection, events: bytes, scratch: Path) -> int
     if not events.strip(_SPACE):
         return 0
     scratch.write_bytes(b"[" + events + b"]")
-    path = str(scratch).replace("'", "''")
-    return con.execute(f"INSERT INTO _raw SELECT json FROM read_json_objects('{path}', format = 'array')"
+    return con.execute(f"INSERT INTO _raw SELECT json FROM read_json_objects({literal(str(scratch))}, format = 'array')"
                        ).fetchone()[0]
 
 
