@@ -7,7 +7,9 @@ import json
 
 import pytest
 
-from conftest import KINETO, load, write_trace
+from conftest import KINETO, load, read_fixture, write_trace
+
+KINETO_BY_NAME = {p.name.split(".")[0]: p for p in KINETO}
 
 
 def test_epoch_scale_fractional_timestamps_are_exact(con, tmp_path):
@@ -196,3 +198,51 @@ def test_default_names(name, expected):
 
     from tracedb.ingest.loader import default_name
     assert default_name(Path(name)) == expected
+
+
+def _samples(n: int) -> list[dict]:
+    """Chrome's sampling profile entries: objects laid out like events (name, ts, ...)."""
+    return [{"name": f"sample {i}", "cpu": 1, "tid": 7, "ts": str(1000 + i), "weight": "1", "sf": i % 5}
+            for i in range(n)]
+
+
+@pytest.mark.parametrize("indent", [None, 1], ids=["compact", "pretty"])
+def test_an_array_after_the_events_is_metadata(con, tmp_path, indent):
+    """An array after traceEvents longer than the search for the list's end walks (64 KiB) is
+    metadata, not events: only the events of the traceEvents array are events."""
+    kernels = [{"ph": "X", "cat": "kernel", "name": f"k{i}", "pid": 0, "tid": 7, "ts": 1000 + 10 * i, "dur": 5,
+                "args": {"device": 0, "stream": 7}} for i in range(3)]
+    samples = [{"a": i} for i in range(6000)]
+    path = tmp_path / "samples.json"
+    path.write_text(json.dumps({"deviceProperties": [{"id": 0, "name": "NVIDIA H100", "warpSize": 32}],
+                                "traceEvents": kernels, "samples": samples}, indent=indent))
+    out = load(con, path)
+    assert (out.events, out.rejected, out.complete) == (3, 0, True)
+    assert con.execute("SELECT name FROM kernels ORDER BY ts_ns").fetchall() == [("k0",), ("k1",), ("k2",)]
+    assert con.execute("SELECT count(*) FROM other_events").fetchone()[0] == 0
+    rows = dict(con.execute("SELECT key, value FROM trace_metadata").fetchall())
+    assert json.loads(rows["samples"]) == samples
+    assert con.execute("SELECT device_name FROM traces").fetchone()[0] == "NVIDIA H100"
+
+
+def test_metadata_of_many_megabytes_after_a_real_trace_keeps_every_key(con, tmp_path):
+    """A real trace with Chrome's samples (about 9 MB, its entries laid out like events, so that the
+    bulk reader cuts it into segments) and stackFrames after its events: every event of the trace
+    and nothing else, every metadata key whole."""
+    trace = read_fixture(KINETO_BY_NAME["h100_bert-small"])
+    events = len(trace["traceEvents"])
+    samples = _samples(90_000)
+    frames = {str(i): {"name": f"frame {i}", "category": "py"} for i in range(1000)}
+    trace["samples"] = samples
+    trace["stackFrames"] = frames
+    path = tmp_path / "with_samples.json"
+    path.write_text(json.dumps(trace, indent=1))
+    assert path.stat().st_size > 9 << 20
+    out = load(con, path)
+    assert (out.events, out.rejected, out.complete) == (events, 0, True)
+    keys = [k for k in trace if k != "traceEvents"]
+    rows = con.execute("SELECT key, value FROM trace_metadata ORDER BY position").fetchall()
+    assert [r[0] for r in rows] == keys
+    stored = dict(rows)
+    assert json.loads(stored["samples"]) == samples and json.loads(stored["stackFrames"]) == frames
+    assert con.execute("SELECT device_name FROM traces").fetchone()[0] == trace["deviceProperties"][0]["name"]

@@ -19,6 +19,7 @@ from ..errors import BadTraceFile, TracedbError
 from ..jsontext import dumps as json_text
 from ..jsontext import fast_dumps, replace_lone_surrogates
 from .layout import TopLevelCapture
+from .nesting import NestingGuard, TooDeep
 from .source import TraceStream
 
 BATCH_EVENTS = 20_000
@@ -176,7 +177,8 @@ def read_chrome_trace(stream: TraceStream, emit: Callable[[dict], None],
     index = -1
 
     guard = SurrogateGuard(stream)
-    items = ijson.items(guard, prefix, use_float=False, buf_size=READ_CHUNK)
+    # ijson's memory grows with the square of the depth: the bytes are checked before it sees them
+    items = ijson.items(NestingGuard(guard), prefix, use_float=False, buf_size=READ_CHUNK)
     try:
         for index, ev in enumerate(items):
             mark()
@@ -185,7 +187,7 @@ def read_chrome_trace(stream: TraceStream, emit: Callable[[dict], None],
                 emit(stager.take())
                 if on_progress:
                     on_progress(index + 1)
-    except (ijson.common.JSONError, UnicodeDecodeError, InvalidOperation) as exc:
+    except (ijson.common.JSONError, UnicodeDecodeError, InvalidOperation, TooDeep) as exc:
         # yajl passes bad UTF-8 on to Python, and a number Decimal cannot hold (1e9999999999999999999)
         result.complete = False
         result.problem = _break_problem(stream, index, exc)
@@ -201,6 +203,8 @@ def read_chrome_trace(stream: TraceStream, emit: Callable[[dict], None],
 
     capture.finish(result.complete)
     if capture.kind == "object" and capture.events_start is None:
+        if capture.problem is None and not result.complete:  # it broke off before the list began
+            raise BadTraceFile(stream.path, f"no traceEvents list before the text breaks off: {result.problem}")
         raise BadTraceFile(stream.path, capture.problem or "JSON object without a traceEvents list: not a trace")
     if result.event_count == 0 and not result.complete:
         raise BadTraceFile(stream.path, f"no complete event: {result.problem}")
@@ -286,6 +290,8 @@ def _break_problem(stream: TraceStream, index: int, exc: Exception) -> str:
     message = " ".join(str(exc).split())
     if isinstance(exc, InvalidOperation):
         message = "a number beyond any range"
+    if isinstance(exc, TooDeep):
+        return message if index < 0 else f"{message}, after event {index}"
     if "premature EOF" in message or "Incomplete or empty" in message:
         what = "file ends early (truncated)"
     else:

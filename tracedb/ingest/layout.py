@@ -91,7 +91,13 @@ class TopLevelCapture:
                     return
                 self._search_from = pos + 1
                 continue
-            head = _parse_head(bytes(self._head[:pos]))
+            try:
+                head = _parse_head(bytes(self._head[:pos]))
+            except RecursionError:
+                self.problem = "the metadata before the traceEvents list nests too deeply to read (JSON recursion limit)"
+                self.kind = "other"
+                self._head = bytearray()
+                return
             if head is None:  # the key text sat inside a string value; look further
                 self._search_from = pos + 1
                 continue
@@ -144,12 +150,14 @@ class TopLevelCapture:
 
 
 def _parse_head(prefix: bytes) -> dict | None:
+    """The keys before the event list, or None when the text is not an object's start (the key
+    found sat inside a string); RecursionError when it nests too deeply for the parser."""
     body = prefix.rstrip(_WS)
     if body.endswith(b","):
         body = body[:-1]
     try:
         value = loads_exact(body + b"}")
-    except (ValueError, RecursionError):
+    except ValueError:
         return None
     return value if isinstance(value, dict) else None
 

@@ -15,7 +15,10 @@ where the bad one starts; the values before it go in, the bad one becomes a plac
 reading resumes after it with a small window (MIN_WINDOW, doubling back to WINDOW).
 
 Where it cannot go on (DuckDB fails without naming a value, the list does not start with an
-object), it raises NotSalvageable and the streaming reader takes the file.
+object), or where a bad piece holds the end of the event list itself (its "]" followed by another
+top-level key: the feeder took an array after the events for the event list), it raises
+NotSalvageable and the streaming reader, which reads only the traceEvents array as events, takes
+the file.
 """
 
 from __future__ import annotations
@@ -111,7 +114,32 @@ def salvage(con: duckdb.DuckDBPyConnection, data: bytes, first_event: int, scrat
         else:
             window = min(window * 2, WINDOW)
         pos = _skip(data, stop + 1, close)
+    for rejection in out:
+        if ends_event_list(rejection.raw):
+            raise NotSalvageable(f"the event list ends inside event {rejection.event_id}'s text: "
+                                 "an array after it was taken for the event list")
     return out
+
+
+# A "]" closing the list the text is part of, then another member of the object around it.
+_LIST_END = re.compile(r'\]\s*,\s*"(?:[^"\\]|\\.)*"\s*:', re.S)
+_TOKEN_TEXT = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+
+
+def ends_event_list(text: str) -> bool:
+    """Whether the text of a piece of the event list closes the list and goes on with another
+    key of the top-level object (`{...}], "samples": [`): a "]" outside strings that no "["
+    of the piece opened, followed by `, "key":`."""
+    depth = 0
+    for token in _TOKEN_TEXT.finditer(text):
+        c = token.group()
+        if c in "[{":
+            depth += 1
+        elif c in "]}":
+            depth -= 1
+            if depth < 0 and c == "]" and _LIST_END.match(text, token.start()):
+                return True
+    return False
 
 
 def _insert_checked(con: duckdb.DuckDBPyConnection, data: bytes, boundary, pos: int, stop: int, rows: int,

@@ -1,0 +1,174 @@
+"""Nesting depth is bounded before any parser builds it: a small file of brackets costs one line
+or one event, never the machine's memory."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import resource
+import subprocess
+import sys
+
+import pytest
+
+from conftest import KINETO, table_counts
+from tracedb.db import open_db
+from tracedb.ingest.nesting import MAX_DEPTH, NestingGuard, TooDeep
+
+DEEP = 100_000
+EVENT = '{"ph": "X", "cat": "cpu_op", "name": "%s", "pid": 1, "tid": 1, "ts": %d, "dur": 1}'
+LIMIT_BYTES = 1 << 30  # the address space a load is given here: ijson took 24 GB for these files
+
+
+def _limited() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (LIMIT_BYTES, LIMIT_BYTES))
+
+
+def _load(path, db):
+    """tracedb load in a process whose address space is limited, so that a regression fails with
+    a MemoryError rather than taking the machine."""
+    return subprocess.run([sys.executable, "-m", "tracedb.cli", "load", str(path), "--db", str(db)],
+                          capture_output=True, text=True, preexec_fn=_limited, timeout=300)
+
+
+@pytest.fixture
+def loaded(tmp_path):
+    db = tmp_path / "runs.duckdb"
+    proc = _load(KINETO[0], db)
+    assert proc.returncode == 0, proc.stderr
+    with open_db(db, read_only=True) as c:
+        before = table_counts(c)
+    return db, before
+
+
+def test_a_file_of_brackets_is_not_a_trace(tmp_path, loaded):
+    db, before = loaded
+    path = tmp_path / "brackets.json"
+    path.write_text("[" * DEEP + "]" * DEEP)
+    proc = _load(path, db)
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == (f"tracedb: error: {path}: no complete event: JSON nested more than "
+                                   f"{MAX_DEPTH} levels deep at byte {MAX_DEPTH} of the JSON text")
+    with open_db(db, read_only=True) as c:
+        assert table_counts(c) == before
+
+
+def test_deep_metadata_before_the_events_is_one_line(tmp_path, loaded):
+    db, before = loaded
+    path = tmp_path / "deep_head.json"
+    path.write_text('{"a": ' + "[" * DEEP + "]" * DEEP + ', "traceEvents": [' + EVENT % ("a", 1) + "]}")
+    proc = _load(path, db)
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(path) in lines[0] and "nested more than" in lines[0], proc.stderr
+    with open_db(db, read_only=True) as c:
+        assert table_counts(c) == before
+
+
+def test_a_deep_event_is_set_aside(tmp_path):
+    """In a well-formed file, the bulk reader sets the deep event aside with its reason."""
+    db = tmp_path / "t.duckdb"
+    path = tmp_path / "deep_event.json"
+    deep = '{"ph": "X", "name": "deep", "args": {"x": ' + "[" * DEEP + "]" * DEEP + "}}"
+    path.write_text('{"traceEvents": [' + ",".join([EVENT % ("a", 1), deep, EVENT % ("b", 2)]) + "]}")
+    proc = _load(path, db)
+    assert proc.returncode == 0, proc.stderr
+    with open_db(db, read_only=True) as c:
+        assert c.execute("SELECT name FROM cpu_ops ORDER BY ts_ns").fetchall() == [("a",), ("b",)]
+        assert c.execute("SELECT event_id, reason FROM rejected_events").fetchall() == [
+            (1, "args nested too deeply (more than 254 levels)")]
+        assert c.execute("SELECT event_count, complete FROM traces").fetchone() == (3, True)
+
+
+def test_the_streaming_reader_keeps_the_events_before_a_deep_one(tmp_path):
+    """An event of 10 MB of brackets is more than the bulk reader cuts into segments: the
+    streaming reader keeps every event before it and says where the text became too deep."""
+    db = tmp_path / "t.duckdb"
+    path = tmp_path / "deep_big.json"
+    n = 5_000_000
+    deep = '{"ph": "X", "name": "deep", "args": {"x": ' + "[" * n + "]" * n + "}}"
+    path.write_text('{"traceEvents": [' + ",".join([EVENT % ("a", 1), deep, EVENT % ("b", 2)]) + "]}")
+    proc = _load(path, db)
+    assert proc.returncode == 0, proc.stderr
+    before = '{"traceEvents": [' + EVENT % ("a", 1) + ',{"ph": "X", "name": "deep", "args": {"x": '
+    where = len(before) + MAX_DEPTH - 4  # four levels open before the brackets: the top-level object, the list, the event, its args
+    with open_db(db, read_only=True) as c:
+        assert c.execute("SELECT name FROM cpu_ops").fetchall() == [("a",)]
+        assert c.execute("SELECT complete, problem FROM traces").fetchone() == (
+            False, f"JSON nested more than {MAX_DEPTH} levels deep at byte {where} of the JSON text, after event 0")
+
+
+def _max_depth(text: str) -> int:
+    """The deepest nesting of a JSON text, from the parsed value."""
+    def depth(v) -> int:
+        if isinstance(v, dict):
+            return 1 + max((depth(x) for x in v.values()), default=0)
+        if isinstance(v, list):
+            return 1 + max((depth(x) for x in v), default=0)
+        return 0
+    return depth(json.loads(text))
+
+
+def _value(rng: random.Random, levels: int):
+    """A JSON value of about levels deep whose strings hold brackets, quotes and backslashes."""
+    strings = ['a[b', ']]', '{"x"', '\\', '\\"[', 'q"}', '', 'ü[', '\\\\']
+    if levels == 0:
+        return rng.choice(strings + [1, None])
+    if rng.random() < 0.5:
+        return [_value(rng, levels - 1) for _ in range(rng.randint(1, 3))]
+    return {rng.choice(strings) + str(i): _value(rng, levels - 1) for i in range(rng.randint(1, 3))}
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_guard_counts_as_a_parser_does(seed):
+    """Cut anywhere (inside strings, between a backslash and what it escapes), the guard stops
+    exactly when the depth goes past its limit, never on a bracket inside a string."""
+    rng = random.Random(seed)
+    text = json.dumps(_value(rng, rng.randint(3, 9))).encode()
+    depth = _max_depth(text)
+    for limit in (depth - 1, depth):
+        source = io.BytesIO(text)
+        guard = NestingGuard(source, limit)
+        read = bytearray()
+        with pytest.raises(TooDeep) if limit < depth else _nothing():
+            while True:
+                chunk = guard.read(rng.randint(1, 7))
+                if not chunk:
+                    break
+                read += chunk
+        if limit < depth:  # the bytes handed out end just before the bracket that went too deep
+            assert _opens_beyond(bytes(read), limit) is False
+            assert _opens_beyond(text[:len(read) + 1], limit) is True
+        else:
+            assert bytes(read) == text
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _opens_beyond(prefix: bytes, limit: int) -> bool:
+    """Whether a JSON prefix ever nests deeper than limit (strings skipped, the way a parser reads)."""
+    depth, in_string, escaped = 0, False, False
+    for c in prefix.decode("utf-8", "ignore"):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        elif c in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif c in "]}":
+            depth -= 1
+    return False

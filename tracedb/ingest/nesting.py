@@ -1,0 +1,144 @@
+"""A bound on the nesting depth of JSON text, checked on the bytes before a parser builds them.
+
+ijson's C backend needs memory quadratic in the depth it is inside (each level's path is
+rebuilt for every token: 10,000 levels took 250 MB, 100,000 more than 24 GB), so a 200 KB file of
+brackets could exhaust the machine. NestingGuard sits between the byte stream and the parser and
+raises TooDeep once the text opens more than MAX_DEPTH arrays or objects, counting brackets
+outside strings. The count costs a few C-speed passes per chunk: strings are cut out by one
+regular expression, and brackets are walked one by one only in a chunk that could reach the
+bound.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Far beyond any real trace (Kineto's args nest a few levels; orjson refuses to write more than
+# 254: a deeper event is set aside), and ijson's memory at this depth is about 10 MB.
+MAX_DEPTH = 2000
+
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+# The rest of a string that began in an earlier chunk, through its closing quote.
+_STRING_REST = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+# Inside a string to the end of the data: ends with a lone backslash when its match stops short.
+_IN_STRING = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*', re.S)
+# Strings (one that runs on into the next chunk too) and brackets.
+_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)|[\[\]{}]', re.S)
+_ROUNDS = 32
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_NOT_SYNTAX = bytes(b for b in range(256) if b not in b'[]{}"')
+
+
+def _deepest(brackets: bytes) -> int:
+    """A bound on how many levels brackets (outside strings) go deeper than where they start:
+    matched pairs are taken away level by level, innermost first (a few rounds of C-speed
+    replaces for a trace's events); the levels taken plus the opens left. A text that needs many
+    rounds is deep itself: its length is the bound."""
+    for levels in range(_ROUNDS):
+        fewer = brackets.replace(b"[]", b"").replace(b"{}", b"")
+        if len(fewer) == len(brackets):
+            return levels + fewer.count(b"[") + fewer.count(b"{")
+        brackets = fewer
+    return len(brackets) + _ROUNDS
+
+
+class TooDeep(ValueError):
+    """The JSON text nests deeper than MAX_DEPTH."""
+
+
+class NestingGuard:
+    """A file-like reader over source that hands out the bytes before the bracket that opens more
+    than limit arrays or objects at once, so that the parser reads every event before it, then
+    raises TooDeep naming that byte."""
+
+    def __init__(self, source, limit: int = MAX_DEPTH) -> None:
+        self.source = source
+        self.limit = limit
+        self.depth = 0
+        self._in_string = False
+        self._escape = b""  # a backslash that ended the last chunk inside a string
+        self._at = 0  # offset of the next byte read
+        self._too_deep: str | None = None
+
+    def read(self, size: int = -1) -> bytes:
+        if self._too_deep:
+            raise TooDeep(self._too_deep)
+        data = self.source.read(size)
+        cut = self._check(data)
+        if cut is not None:
+            self._too_deep = f"JSON nested more than {self.limit} levels deep at byte {self._at + cut} of the JSON text"
+            if cut == 0:  # an empty read would be taken for the end of the text
+                raise TooDeep(self._too_deep)
+            data = data[:cut]
+        self._at += len(data)
+        return data
+
+    def _check(self, data: bytes) -> int | None:
+        """Follow the depth through data; the offset of the bracket that goes beyond the limit."""
+        text = self._escape + data
+        self._escape = b""
+        inside = self._in_string
+        if b'\\"' in text:  # an escaped quote, or a string ending in a backslash: read the escapes
+            outside, pos = self._outside_exact(text)
+        else:  # every quote opens or closes a string
+            outside = self._outside_quick(text)
+            quote = text.find(b'"') if inside else -1
+            pos = (len(text) if quote < 0 else quote + 1) if inside else 0  # past a string begun earlier
+        brackets = outside.translate(None, _NOT_BRACKETS)
+        opens = brackets.count(b"[") + brackets.count(b"{")
+        if self.depth + _deepest(brackets) <= self.limit:
+            self.depth += 2 * opens - len(brackets)
+            return None
+        # This chunk may go beyond the bound: walk its strings and brackets to find where.
+        depth = self.depth
+        for token in _TOKEN.finditer(text, pos):
+            c = text[token.start()]
+            if c in b"[{":
+                depth += 1
+                if depth > self.limit:
+                    return token.start() - (len(text) - len(data))
+            elif c in b"]}":
+                depth -= 1
+        self.depth = depth
+        return None
+
+    def _outside_quick(self, text: bytes) -> bytes:
+        """The brackets of text outside strings, for a text in which every quote opens or closes a
+        string. Only brackets and quotes are kept, then every pair of adjacent quotes goes: a
+        bracket is inside a string when an odd number of quotes precede it, and dropping two
+        adjacent quotes changes that for none. What is left holds a quote only where a string
+        holds a bracket, which is rare, so the few parts are cut out one by one."""
+        syntax = text.translate(None, _NOT_SYNTAX).replace(b'""', b"")
+        inside = self._in_string
+        if b'"' not in syntax:
+            outside = b"" if inside else syntax
+        else:
+            parts = syntax.split(b'"')
+            self._in_string = inside != (len(parts) % 2 == 0)
+            outside = b"".join(parts[1::2] if inside else parts[0::2])
+        if self._in_string and (len(text) - len(text.rstrip(b"\\"))) % 2:
+            self._escape = b"\\"  # the chunk ends between a backslash and what it escapes
+        return outside
+
+    def _outside_exact(self, text: bytes) -> tuple[bytes, int]:
+        """The bytes of text outside strings, escapes read; and where the first string that began
+        in an earlier chunk ends (0 if none)."""
+        pos = 0
+        if self._in_string:
+            m = _STRING_REST.match(text)
+            if m is None:  # the whole chunk is inside the string
+                self._hold_escape(text, 0)
+                return b"", len(text)
+            pos = m.end()
+            self._in_string = False
+        outside = _STRING.sub(b"", text[pos:] if pos else text)
+        quote = outside.find(b'"')
+        if quote >= 0:  # a string that goes on in the next chunk
+            self._in_string = True
+            self._hold_escape(outside, quote + 1)
+            outside = outside[:quote]
+        return outside, pos
+
+    def _hold_escape(self, text: bytes, start: int) -> None:
+        if _IN_STRING.match(text, start).end() < len(text):
+            self._escape = b"\\"
