@@ -1,5 +1,5 @@
 """A trace lake: a directory of Hive-partitioned Parquet that many writers add traces to at once,
-with no lock, and that readers query in place.
+with no lock but one per trace name held while a writer commits, and that readers query in place.
 
 Layout (the one `tracedb export` writes): LAKE/<table>/trace=<name>/data.parquet for each table
 holding rows of the trace, the name percent-encoded (a name too long for a directory is cut and
@@ -12,7 +12,15 @@ directories are renamed into place one by one, and the traces directory last. A 
 LAKE/traces/trace=<name>/ does: a reader lists those when it opens and reads only their files, so
 it sees whole traces, never one being written, and never waits for a writer. Replacing a trace
 takes its traces directory away first (readers that open meanwhile do not see it), then swaps the
-rest. Two writers of one trace name at once are not kept apart: a name is one trace.
+rest. Two writers of one trace name at once commit one after the other: each builds its partition
+with no lock, then takes the name's lock (flock on LAKE/_locks/<folder>.lock, which the kernel
+releases when its holder dies, so a killed writer never blocks a name) for its commit alone: it
+looks again at what is committed under the name, then renames. Without replace the later writer
+finds the name taken and fails as if it had come after (its partition removed, its id given back;
+identical content is skipped); with replace the last to commit wins, its version whole in every
+table. Readers take no lock, and recover takes a name's only when no writer holds it (it tries,
+never waits). Where the file system keeps no locks (or off POSIX) writers still look again before
+they commit, but are not kept apart.
 
 A writer killed part way (SIGKILL, a crash, a lost node) leaves its directories under .incoming
 and .trash, each with a journal (journal.json: the writer's pid, host and PID namespace, the
@@ -43,6 +51,8 @@ and pip provides its extension for DuckDB 1.5 only.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -50,6 +60,7 @@ import shutil
 import time
 import uuid
 from pathlib import Path
+from typing import Iterator
 from urllib.parse import quote, unquote
 
 import duckdb
@@ -62,9 +73,14 @@ from .rules import KINDS as RULE_KINDS
 from .sqlfiles import literal
 from .traces import check_name
 
+try:
+    import fcntl
+except ImportError:  # not POSIX: no file locks (see the module docstring)
+    fcntl = None
+
 MARKER = "tracedb-lake.json"
 EXPORT_MANIFEST = "tracedb-export.json"  # an export is a lake too: it is read in place alike
-INCOMING, TRASH, IDS = ".incoming", ".trash", "_ids"
+INCOMING, TRASH, IDS, LOCKS = ".incoming", ".trash", "_ids", "_locks"
 MAX_FOLDER = 200  # bytes of a directory name (file systems allow 255)
 _ID_SPACE = 2**31 - 1  # trace_id is a 32-bit INTEGER
 ID_EPOCH = 1735689600  # 2025-01-01 00:00 UTC: ids (seconds since) fit in 31 bits until 2093
@@ -147,31 +163,13 @@ def recover(lake: Path) -> None:
         record = _dead_writer(entry)
         if record is None:
             continue
-        folder = record["folder"]
-        stored = _committed_id(lake, folder)
-        if stored is _UNKNOWN:
-            continue  # its traces file cannot be read now: told another time
-        entry = _claim(entry)  # one recoverer per journal
-        if entry is None:
-            continue
         try:
-            if stored is not None and stored != record.get("old_id"):
-                # the new version committed (or a later writer's has since): the old one goes, and
-                # an id the dead writer claimed and no trace kept
-                _release_id(lake, record.get("old_id"))
-                if stored != record.get("new_id"):
-                    _release_id(lake, record.get("new_id"))
-            else:  # it never did: what it put in goes, and the old version comes back, traces last
-                if record.get("phase") == "in":
-                    for table_dir in _table_dirs(lake):
-                        shutil.rmtree(table_dir / folder, ignore_errors=True)
-                for saved in sorted(_subdirs(entry), key=lambda p: p.name == "traces"):
-                    (lake / saved.name).mkdir(exist_ok=True)
-                    if not (lake / saved.name / folder).exists():
-                        os.rename(saved, lake / saved.name / folder)
-            shutil.rmtree(entry)
-        except OSError:
-            continue
+            # a live writer committing the name meanwhile would have its new partitions taken out
+            with _name_lock(lake, record["folder"], wait=False) as held:
+                if held:
+                    _end_replace(lake, entry, record)
+        except (OSError, TracedbError):
+            continue  # told another time (a lake this process cannot write, say)
     _remove_if_empty(lake / TRASH)
     for entry in _subdirs(lake / INCOMING):
         record = _dead_writer(entry)
@@ -184,6 +182,67 @@ def recover(lake: Path) -> None:
             _release_id(lake, record.get("trace_id"))
         shutil.rmtree(entry, ignore_errors=True)
     _remove_if_empty(lake / INCOMING)
+
+
+def _end_replace(lake: Path, entry: Path, record: dict) -> None:
+    """Finish or undo the replace of a dead writer whose trash directory is entry (the name's lock
+    held by the caller)."""
+    folder = record["folder"]
+    stored = _committed_id(lake, folder)
+    if stored is _UNKNOWN:
+        return  # its traces file cannot be read now: told another time
+    entry = _claim(entry)  # one recoverer per journal
+    if entry is None:
+        return
+    if stored is not None and stored != record.get("old_id"):
+        # the new version committed (or a later writer's has since): the old one goes, and
+        # an id the dead writer claimed and no trace kept
+        _release_id(lake, record.get("old_id"))
+        if stored != record.get("new_id"):
+            _release_id(lake, record.get("new_id"))
+    else:  # it never did: what it put in goes, and the old version comes back, traces last
+        if record.get("phase") == "in":
+            for table_dir in _table_dirs(lake):
+                shutil.rmtree(table_dir / folder, ignore_errors=True)
+        for saved in sorted(_subdirs(entry), key=lambda p: p.name == "traces"):
+            (lake / saved.name).mkdir(exist_ok=True)
+            if not (lake / saved.name / folder).exists():
+                os.rename(saved, lake / saved.name / folder)
+    shutil.rmtree(entry)
+
+
+@contextlib.contextmanager
+def _name_lock(lake: Path, folder: str, *, wait: bool = True) -> Iterator[bool]:
+    """The writers' lock of one trace name, an flock on LAKE/_locks/<folder>.lock (the files stay:
+    removing one would race with a writer that has it open). Yields True once held, or False when
+    wait is false and another holds it; True unlocked where the file system keeps no locks or
+    there is no flock (see the module docstring). Released when the block ends, or by the kernel
+    when this process dies. A lake this process cannot write: TracedbError."""
+    if fcntl is None:
+        yield True
+        return
+    locks = lake / LOCKS
+    try:
+        locks.mkdir(exist_ok=True)
+        try:
+            fd = os.open(locks / (folder + ".lock"), os.O_RDWR | os.O_CREAT, 0o666)
+        except PermissionError:  # another user's lock file: a lock needs only a read
+            fd = os.open(locks / (folder + ".lock"), os.O_RDONLY)
+    except OSError as exc:
+        raise TracedbError(f"{lake}: cannot add the trace: {exc.strerror or exc}") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+            held = True
+        except BlockingIOError:
+            held = False
+        except OSError as exc:
+            if exc.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
+                raise TracedbError(f"{lake}: cannot lock the trace's name: {exc.strerror or exc}") from None
+            held = True  # a file system that keeps no locks
+        yield held
+    finally:
+        os.close(fd)  # the lock goes with the last descriptor of its open file
 
 
 _UNKNOWN = object()  # a traces file that is there and cannot be read
@@ -249,7 +308,8 @@ def add(path: str | Path, lake: str | Path, *, name: str | None = None, replace:
         progress=None) -> LoadOutcome:
     """Load one trace file into a lake (the task a process pool, Dask or Ray runs: a path in, a
     partition out). Same name and same content: skipped; same name, other content: an error
-    unless replace. Returns the outcome with the trace's lake id."""
+    unless replace, looked at again under the name's lock when it commits (another writer of the
+    name may have committed meanwhile). Returns the outcome with the trace's lake id."""
     path, lake = Path(path), Path(lake)
     size = check_file(path)
     name = default_name(path) if name is None else name
@@ -258,16 +318,10 @@ def add(path: str | Path, lake: str | Path, *, name: str | None = None, replace:
     recover(lake)
     folder = folder_of(name)
     committed = lake / "traces" / folder / "data.parquet"
-    old_id = None
-    if committed.is_file():
-        digest = sha256_of(path)
-        stored, old_id = _stored(committed)
-        if stored == digest and not replace:
-            return LoadOutcome(path, name, "skipped", file_bytes=size,
-                               note=f"identical content already in the lake as {name!r} (use --replace to load again)")
-        if not replace:
-            raise TracedbError(f"{path}: a trace named {name!r} is in the lake {lake}; choose another --name or "
-                               "use --replace")
+    if committed.is_file() and not replace:
+        if _stored(committed)[0] == sha256_of(path):
+            return _skipped(path, name, size)
+        raise TracedbError(_taken(path, name, lake))
     trace_id = claim_id(lake, folder)
     staging = None  # made in the try below, removed in its finally
     try:
@@ -277,13 +331,24 @@ def add(path: str | Path, lake: str | Path, *, name: str | None = None, replace:
             part = partition.build(path, staging / "p", name=name, meta=meta, kind=kind, trace_id=trace_id,
                                    threads=threads, progress=progress)
             started = time.perf_counter()
-            replaced = _move_in(lake, folder, part, old_id)
+            with _name_lock(lake, folder):  # the commit: one writer of the name at a time
+                old_id, same = None, False
+                if committed.is_file():  # looked at again: another writer may have committed since
+                    stored, old_id = _stored(committed)
+                    if not replace:
+                        same = stored == part.sha256
+                        if not same:
+                            raise TracedbError(_taken(path, name, lake))
+                replaced = False if same else _move_in(lake, folder, part, old_id)
+                if replaced:
+                    _release_id(lake, old_id)
         except BaseException:
             if _committed_id(lake, folder) != trace_id:  # interrupted after its commit, it keeps its id
                 _release_id(lake, trace_id)
             raise
-        if replaced:
-            _release_id(lake, old_id)
+        if same:  # the same file, committed by another writer meanwhile
+            _release_id(lake, trace_id)
+            return _skipped(path, name, size)
     finally:
         if staging is not None:
             shutil.rmtree(staging, ignore_errors=True)
@@ -292,6 +357,16 @@ def add(path: str | Path, lake: str | Path, *, name: str | None = None, replace:
     outcome.status = "replaced" if replaced else "loaded"
     outcome.seconds += time.perf_counter() - started
     return outcome
+
+
+def _skipped(path: Path, name: str, size: int) -> LoadOutcome:
+    return LoadOutcome(path, name, "skipped", file_bytes=size,
+                       note=f"identical content already in the lake as {name!r} (use --replace to load again)")
+
+
+def _taken(path: Path, name: str, lake: Path) -> str:
+    return (f"{path}: a trace named {name!r} already exists in the lake {lake}; choose another --name or "
+            "use --replace")
 
 
 def _stored(traces_file: Path) -> tuple[str | None, int | None]:

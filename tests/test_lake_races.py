@@ -1,0 +1,193 @@
+"""Two loads of one trace name into a lake at once, as real processes held at the same point: both
+have looked at the name and built their partition before either commits (a barrier of pipes the
+test opens once both have built, no sleep). The name's writer lock makes them commit one after the
+other: without --replace the later one fails in one line and leaves nothing; with --replace the
+last to commit wins, whole."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+import tracedb
+from tracedb import lake as lakemod
+
+from conftest import KINETO
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="the name's lock is an flock")
+
+# A tracedb command whose load stops once its partition is built, before its commit (where the
+# name's lock is taken): it writes a byte to the ready pipe and waits for one on the go pipe.
+HELD_AT_COMMIT = """
+import os, sys
+from tracedb import cli, partition
+ready, go = int(sys.argv[1]), int(sys.argv[2])
+real = partition.build
+def build(*args, **kwargs):
+    part = real(*args, **kwargs)
+    os.write(ready, b"1")
+    os.close(ready)
+    os.read(go, 1)  # the test lets both writers on once both have built
+    return part
+partition.build = build
+sys.argv = ["tracedb", *sys.argv[3:]]
+cli.main()
+"""
+
+A, B = KINETO[0], KINETO[1]  # other content, the same --name X below
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _race(lake: Path, files: list[Path], *options: str) -> list[subprocess.CompletedProcess]:
+    """`tracedb load FILE --name X --lake LAKE *options` for each file at once, each held before
+    its commit until all have built; their results, in the order of files."""
+    ready_r, ready_w = os.pipe()
+    go_r, go_w = os.pipe()
+    procs = []
+    try:
+        for f in files:
+            argv = [str(ready_w), str(go_r), "load", str(f), "--name", "X", "--lake", str(lake), *options]
+            procs.append(subprocess.Popen([sys.executable, "-c", HELD_AT_COMMIT, *argv], stdout=subprocess.PIPE,
+                                          stderr=subprocess.PIPE, text=True, pass_fds=(ready_w, go_r)))
+    finally:
+        os.close(ready_w)
+        os.close(go_r)
+    with os.fdopen(ready_r, "rb") as ready:
+        built = ready.read()  # until every writer has written its byte and closed (or died)
+    try:
+        with os.fdopen(go_w, "wb") as go:
+            go.write(b"1" * len(files))
+    except BrokenPipeError:
+        pass  # every writer ended before its commit: told below
+    outputs = [p.communicate(timeout=300) for p in procs]
+    done = [subprocess.CompletedProcess(p.args, p.returncode, *out) for p, out in zip(procs, outputs)]
+    assert built == b"1" * len(files), [d.stderr[-2000:] for d in done]  # both were held before committing
+    return done
+
+
+def _partitions(lake: Path) -> dict[str, tuple[set[int], int]]:
+    """table -> (the trace ids in its partition of X, its row count), read from the files as any
+    engine would, and every table directory's entries checked: X's whole partitions only."""
+    out = {}
+    for table_dir in sorted(p for p in lake.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
+        entries = sorted(os.listdir(table_dir))
+        assert entries in ([], ["trace=X"]), (table_dir.name, entries)  # no partial or stray partition
+        if entries:
+            assert os.listdir(table_dir / "trace=X") == ["data.parquet"], table_dir.name
+            with duckdb.connect() as con:
+                ids, rows = con.execute("SELECT list(DISTINCT trace_id), count(*) FROM read_parquet(?, "
+                                        "hive_partitioning = false)",
+                                        [str(table_dir / "trace=X" / "data.parquet")]).fetchone()
+            out[table_dir.name] = (set(ids), rows)
+    return out
+
+
+@pytest.fixture(scope="module")
+def alone(tmp_path_factory):
+    """Each file loaded as X alone into a lake of its own: the rows per table a whole X holds."""
+    made = {}
+    for f in (A, B):
+        lake = tmp_path_factory.mktemp("alone") / "lake"
+        lakemod.add(f, lake, name="X")
+        made[f] = {table: rows for table, (_, rows) in _partitions(lake).items()}
+    assert made[A] != made[B]
+    return made
+
+
+def _one_whole_x(lake: Path, source: Path, alone) -> None:
+    """The lake holds one trace, X, whole: the rows of source alone, every table's partition of
+    the trace id the traces table gives, that id the only one claimed, and no writer's leftover."""
+    with tracedb.connect(lake) as db:
+        traces = db.sql("SELECT name, sha256, trace_id FROM traces").rows
+        tables = {r[0] for r in db.sql("SELECT table_name FROM duckdb_tables() UNION ALL "
+                                       "SELECT view_name FROM duckdb_views()").rows}
+    assert [t[:2] for t in traces] == [("X", _sha(source))]
+    trace_id = traces[0][2]
+    parts = _partitions(lake)
+    assert {table: rows for table, (_, rows) in parts.items()} == alone[source]
+    assert all(ids == {trace_id} for ids, _ in parts.values()), parts
+    assert sorted(os.listdir(lake / lakemod.IDS)) == [str(trace_id)]
+    assert not (lake / lakemod.INCOMING).exists() and not (lake / lakemod.TRASH).exists()
+    assert lakemod.LOCKS not in tables and "_locks" not in parts  # the lock directory is no table
+
+
+def test_two_loads_of_one_name_at_once_one_fails_in_one_line(tmp_path, alone):
+    lake = tmp_path / "lake"
+    lakemod.create(lake)
+    runs = _race(lake, [A, B])
+    assert sorted(r.returncode for r in runs) == [0, 1], [r.stderr for r in runs]
+    winner, loser = (A, B) if runs[0].returncode == 0 else (B, A)
+    won, lost = (runs[0], runs[1]) if winner is A else (runs[1], runs[0])
+    assert " X " in won.stdout and "loaded" in won.stdout and "Traceback" not in won.stderr
+    errors = [line for line in lost.stderr.splitlines() if line.startswith("tracedb: error: ")]
+    assert errors == [f"tracedb: error: {loser}: a trace named 'X' already exists in the lake {lake}; "
+                      "choose another --name or use --replace"], lost.stderr
+    assert "Traceback" not in lost.stderr
+    assert [line for line in lost.stderr.splitlines() if line not in errors] == \
+        ["tracedb: 1 of 1 file(s) not loaded (see the errors above)"]  # the lake load's closing count
+    _one_whole_x(lake, winner, alone)  # the loser's partition, id and working directory are gone
+
+
+def test_two_replaces_of_one_name_at_once_the_last_wins_whole(tmp_path, alone):
+    lake = tmp_path / "lake"
+    lakemod.add(A, lake, name="X")  # a version to replace: both writers take it away in turn
+    runs = _race(lake, [A, B], "--replace")
+    assert [r.returncode for r in runs] == [0, 0], [r.stderr for r in runs]
+    assert all("Traceback" not in r.stderr and " X " in r.stdout and "replaced" in r.stdout for r in runs)
+    # both replaced (the first X, then each other's): the lake holds the file of the one that
+    # committed last, whole, and only its id
+    with tracedb.connect(lake) as db:
+        (sha,) = db.sql("SELECT sha256 FROM traces").rows[0]
+    last = A if sha == _sha(A) else B
+    _one_whole_x(lake, last, alone)
+
+
+def test_the_same_file_twice_at_once_is_loaded_once(tmp_path, alone):
+    """Identical content under one name at once: one loads, the other is skipped (as it is when it
+    comes after), its id given back."""
+    lake = tmp_path / "lake"
+    lakemod.create(lake)
+    runs = _race(lake, [A, A])
+    assert [r.returncode for r in runs] == [0, 0], [r.stderr for r in runs]
+    statuses = sorted("skipped" if "skipped" in r.stdout else "loaded" for r in runs)
+    assert statuses == ["loaded", "skipped"], [r.stdout for r in runs]
+    _one_whole_x(lake, A, alone)
+
+
+def test_a_held_name_lock_keeps_recover_off_and_readers_never_wait(tmp_path):
+    """A dead writer's replace journal of X while a writer holds X's lock: a reader opens at once
+    (recover tries the lock, never waits) and leaves the journal; once the lock is free, the next
+    reader undoes the dead replace, X's old version back."""
+    lake = tmp_path / "lake"
+    lakemod.add(A, lake, name="X")
+    old = _sha(A)
+    dead = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                              text=True, check=True).stdout)
+    folder = lakemod.folder_of("X")
+    with duckdb.connect() as con:
+        (old_id,) = con.execute("SELECT trace_id FROM read_parquet(?)",
+                                [str(lake / "traces" / folder / "data.parquet")]).fetchone()
+    trash = lake / lakemod.TRASH / "deadwriter"
+    trash.mkdir(parents=True)
+    os.rename(lake / "traces" / folder, trash / "traces")  # the dead writer took X away, then died
+    journal = {"pid": dead, "where": lakemod.scratch.where(), "phase": "away", "folder": folder,
+               "old_id": old_id, "new_id": None}
+    (trash / lakemod.JOURNAL).write_text(json.dumps(journal))
+    with lakemod._name_lock(lake, folder) as held:  # a live writer committing X
+        assert held
+        with tracedb.connect(lake) as db:
+            assert db.sql("SELECT count(*) FROM traces").rows == [(0,)]  # X is away: not seen, not waited for
+        assert (trash / "traces").is_dir()  # left to a later recover
+    with tracedb.connect(lake) as db:
+        assert db.sql("SELECT sha256 FROM traces").rows == [(old,)]
+    assert not (lake / lakemod.TRASH).exists()
