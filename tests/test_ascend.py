@@ -77,6 +77,19 @@ def test_sub_nanosecond_digits_take_the_exact_path(con, tmp_path):
         (10_000, 1_000), (11_500, 1_002)]  # half to even
 
 
+def test_a_record_beyond_the_times_kept_is_set_aside(con, tmp_path):
+    """As for a Chrome event (tests/test_overflow.py): a start or end beyond ±2^62 ns."""
+    path = write_csv(tmp_path / "kernel_details.csv", "Name,Type,Duration(us),Start Time(us)",
+                     ["a,Add,1.0,10.0", "b,Add,20000000000000,4600000000000000", "c,Add,1,4700000000000000"])
+    out = load(con, path)
+    assert out.rejected == 2
+    assert con.execute("SELECT name FROM kernels").fetchall() == [("a",)]
+    assert [r[0] for r in con.execute("SELECT reason FROM rejected_events ORDER BY event_id").fetchall()] == [
+        "end ts + dur (4600000000000000 + 20000000000000 µs) is beyond the times tracedb keeps (±2^62 ns, "
+        "146 years either side of 1970)",
+        "ts 4700000000000000 µs is beyond the times tracedb keeps (±2^62 ns, 146 years either side of 1970)"]
+
+
 def write_csv(path, header, rows, bom=True, gz=False):
     text = ("\ufeff" if bom else "") + header + "\n" + "".join(r + "\n" for r in rows)
     if gz:

@@ -3,7 +3,7 @@
 -- plus a NULL column for each typed header the file lacks (named in $added) and the marker column
 -- __tracedb_none. Times are taken exactly from their text when it has at most three decimals;
 -- a record SQL cannot type that way (more decimals, an exponent, a duration that is missing,
--- negative or not a number) flags the whole file for the Python reader, which types it exactly or
+-- negative or not a number, a start or end beyond ±2^62 ns) flags the whole file for the Python reader, which types it exactly or
 -- sets the record aside with its reason. Parameters: $first_rowid, $added, $typed (the typed
 -- headers, tracedb.ingest.ascend_csv.TYPED_HEADERS).
 --
@@ -22,7 +22,10 @@ SELECT __rid - $first_rowid AS event_id, __ts_ns AS ts_ns, __dur_ns AS dur_ns, _
                                '{"__tracedb_none": null}'), '{}'::JSON)::VARCHAR AS pmu,
        __c AS c,
        (__start IS NOT NULL AND __ts_ns IS NULL) OR __dur_ns IS NULL OR __dur_ns < 0
-       OR (__wait IS NOT NULL AND __wait_ns IS NULL) AS needs_python
+       OR (__wait IS NOT NULL AND __wait_ns IS NULL)
+       -- a start or end beyond ±2^62 ns (tracedb.ingest.chrome.TIME_LIMIT): set aside in Python
+       OR coalesce(__ts_ns NOT BETWEEN -4611686018427387903 AND 4611686018427387903
+                   OR __ts_ns::HUGEINT + __dur_ns >= 4611686018427387904, false) AS needs_python
 FROM (
     SELECT *, _exact_ns(__start) AS __ts_ns, _exact_ns(__dur) AS __dur_ns, _exact_ns(__wait) AS __wait_ns
     FROM (

@@ -22,7 +22,7 @@
 --                 extra; a key with a null value counts as one), or when it needs Python; else NULL
 --   needs_python  SQL cannot type the event exactly: not an object; ts or dur null, not a number,
 --                 a boolean, with sub-nanosecond digits, beyond the 64-bit nanosecond range, or
---                 negative (dur); a key given twice (Python keeps the last value, DuckDB the first);
+--                 negative (dur), a start or end beyond ±2^62 ns; a key given twice (Python keeps the last value, DuckDB the first);
 --                 outside ts, a number a double cannot hold exactly (17 characters of digits and
 --                 points or more, an exponent), a fraction DuckDB writes back with other digits
 --                 (1.10 as 1.1, 0.0000001 as 1e-7; dur aside too), or NaN/Infinity; 255 or more
@@ -82,6 +82,12 @@ FROM (
                WHEN f.dur IS NULL THEN contains(raw, '"dur"')
                WHEN dur_ns IS NULL OR dur_ns < 0 THEN true
                ELSE false
+           END
+           -- a start or end beyond ±2^62 ns (tracedb.ingest.chrome.TIME_LIMIT): set aside in Python
+           OR CASE
+               WHEN ts_ns IS NULL THEN false
+               WHEN ts_ns NOT BETWEEN -4611686018427387903 AND 4611686018427387903 THEN true
+               ELSE coalesce(ts_ns::HUGEINT + dur_ns >= 4611686018427387904, false)
            END
            OR CASE
                -- true and false read as 1 and 0

@@ -67,11 +67,12 @@ WITH k AS MATERIALIZED (
            coalesce(TRY_CAST(json_extract(l.args, '$."Group size"') AS INTEGER), d.world_size) AS group_size,
            TRY_CAST(json_extract(l.args, '$.Seq') AS BIGINT) AS seq,
            coalesce(
+               -- 64-bit counts times an element's size, in 128 bits: cannot overflow
                greatest(TRY_CAST(json_extract(l.args, '$."In msg nelems"') AS BIGINT),
-                        TRY_CAST(json_extract(l.args, '$."Out msg nelems"') AS BIGINT))
+                        TRY_CAST(json_extract(l.args, '$."Out msg nelems"') AS BIGINT))::HUGEINT
                    * dtype_bytes(json_extract_string(l.args, '$.dtype')),
                TRY_CAST(list_reduce(list_transform(TRY_CAST(l.input_dims AS BIGINT[][])[1], lambda d: d::DOUBLE),
-                                    lambda a, b: a * b) AS BIGINT)
+                                    lambda a, b: a * b) AS BIGINT)::HUGEINT
                    * dtype_bytes(TRY_CAST(l.input_types AS VARCHAR[])[1])) AS bytes
     FROM k
     LEFT JOIN launcher l USING (trace_id, kernel_id)

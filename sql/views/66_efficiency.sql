@@ -129,7 +129,8 @@ WITH r AS (
     FROM gemm
 ), gemm_work AS (
     SELECT trace_id, event_id, coalesce(rows, m) AS m, n, k, batch, bias, types[1] AS dtype,
-           (CASE WHEN batch > 1 THEN batch::BIGINT || '×' ELSE '' END) || coalesce(rows, m)::BIGINT || '×' || n || '×' || k
+           (CASE WHEN batch > 1 THEN TRY_CAST(batch AS HUGEINT) || '×' ELSE '' END)
+               || TRY_CAST(coalesce(rows, m) AS HUGEINT) || '×' || n || '×' || k
                || CASE WHEN bias > 0 THEN '+bias' ELSE '' END AS shape
     FROM gemm_mnk
 ), attn AS (
@@ -153,9 +154,9 @@ WITH r AS (
 ), attn_work AS (
     SELECT trace_id, event_id, types[1] AS dtype,
            CASE WHEN len(dims[1]) = 4 AND len(dims[2]) = 4 AND len(dims[3]) = 4 THEN
-               2.0 * b * h * n_q * n_kv * (d_qk + d_v) / CASE WHEN causal THEN 2 ELSE 1 END END AS flops,
+               2::DOUBLE * b * h * n_q * n_kv * (d_qk::DOUBLE + d_v) / CASE WHEN causal THEN 2 ELSE 1 END END AS flops,
            CASE WHEN len(dims[1]) = 4 AND len(dims[2]) = 4 AND len(dims[3]) = 4 THEN
-               (numel(dims[1]) + numel(dims[2]) + numel(dims[3]) + 1.0 * b * h * n_q * d_v) END AS elements,
+               (numel(dims[1]) + numel(dims[2]) + numel(dims[3]) + 1::DOUBLE * b * h * n_q * d_v) END AS elements,
            b || '×' || h || '×' || n_q || '×' || n_kv || '×' || d_qk || CASE WHEN causal THEN ' causal' ELSE '' END AS shape,
            CASE WHEN len(dims[1]) <> 4 THEN 'variable-length attention: the sequence lengths are not recorded' END AS why
     FROM attn_dims
@@ -165,16 +166,17 @@ WITH r AS (
            TRY_CAST(concrete[6] AS BIGINT[]) AS dil, lower(concrete[7]) = 'true' AS transposed
     FROM calls WHERE family = 'conv'
 ), conv_out AS (
+    -- in DOUBLE, exact for every real size, never overflowing for a recorded one
     SELECT *, list_transform(range(1, len(x) - 1), lambda i:
-               (x[i + 2] + 2 * coalesce(pad[i], pad[1], 0) - coalesce(dil[i], dil[1], 1) * (w[i + 2] - 1) - 1)
-                   // coalesce(stride[i], stride[1], 1) + 1) AS out_sp
+               floor((x[i + 2]::DOUBLE + 2 * coalesce(pad[i], pad[1], 0) - coalesce(dil[i], dil[1], 1)::DOUBLE * (w[i + 2] - 1) - 1)
+                     / coalesce(stride[i], stride[1], 1)) + 1) AS out_sp
     FROM conv
 ), conv_work AS (
     SELECT trace_id, event_id, types[1] AS dtype, transposed,
            CASE WHEN NOT transposed AND len(x) >= 3 AND len(w) = len(x) THEN
-               2.0 * x[1] * w[1] * numel(out_sp) * w[2] * numel(w[3:]) END AS flops,
+               2::DOUBLE * x[1] * w[1] * numel(out_sp) * w[2] * numel(w[3:]) END AS flops,
            CASE WHEN NOT transposed AND len(x) >= 3 AND len(w) = len(x) THEN
-               numel(x) + numel(w) + 1.0 * x[1] * w[1] * numel(out_sp) END AS elements,
+               numel(x) + numel(w) + 1::DOUBLE * x[1] * w[1] * numel(out_sp) END AS elements,
            array_to_string(x, '×') || ' * ' || array_to_string(w, '×') || ' /' || array_to_string(stride, ',') AS shape
     FROM conv_out
 ), simple AS (
@@ -192,8 +194,9 @@ WITH r AS (
     FROM simple
 ), work AS (
     SELECT trace_id, event_id, dtype, shape,
-           2.0 * batch * m * n * k + CASE WHEN bias > 0 THEN 1.0 * batch * m * n ELSE 0 END AS flops,
-           (1.0 * batch * m * k + 1.0 * batch * k * n + 1.0 * batch * m * n + coalesce(bias, 0)) * dtype_bytes(dtype) AS bytes,
+           2::DOUBLE * batch * m * n * k + CASE WHEN bias > 0 THEN 1::DOUBLE * batch * m * n ELSE 0 END AS flops,
+           (1::DOUBLE * batch * m * k + 1::DOUBLE * batch * k * n + 1::DOUBLE * batch * m * n + coalesce(bias, 0))
+               * dtype_bytes(dtype) AS bytes,
            NULL::VARCHAR AS why
     FROM gemm_work
     UNION ALL
@@ -207,8 +210,9 @@ WITH r AS (
            NULL FROM simple_work
 )
 SELECT c.trace_id, c.event_id, c.cpu_op, c.family, w.shape, w.dtype,
-       w.flops::HUGEINT::BIGINT AS flops, w.bytes::HUGEINT::BIGINT AS bytes,
+       TRY_CAST(w.flops AS BIGINT) AS flops, TRY_CAST(w.bytes AS BIGINT) AS bytes,
        CASE WHEN c.unrecorded THEN 'no shapes recorded (record_shapes=False)'
+            WHEN w.flops >= 9.223372036854775808e18 OR w.bytes >= 9.223372036854775808e18 THEN 'FLOPs or bytes of 2^63 and more: not kept'
             WHEN c.dims IS NULL THEN 'Input Dims not in a form read here'
             WHEN w.flops IS NULL AND w.bytes IS NULL THEN coalesce(w.why, 'shapes do not say this call''s work')
             WHEN w.bytes IS NULL THEN 'element size of ' || coalesce(w.dtype, 'its type') || ' unknown'
@@ -228,8 +232,8 @@ LEFT JOIN timed t USING (trace_id, event_id);
 --              attention 'B×H×N_q×N_kv×d' (with ' causal'), convolution 'input * weight /stride',
 --              others the input dims
 --   dtype      data type of its first input (Input type)
---   flops      floating-point operations of one call (NULL when the shapes do not say)
---   bytes      bytes moved by one call (NULL when the shapes do not say)
+--   flops      floating-point operations of one call (NULL when the shapes do not say, or 2^63 and more)
+--   bytes      bytes moved by one call (NULL when the shapes do not say, or 2^63 and more)
 --   reason     why flops or bytes are NULL, else NULL
 --   kernels    kernels, memcpys and memsets it launched
 --   gpu_ns     their durations summed

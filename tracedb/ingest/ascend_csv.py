@@ -27,7 +27,7 @@ import pyarrow as pa
 
 from .. import db
 from ..errors import BadTraceFile, reraise_interrupt
-from .chrome import RejectedEvent, to_ns
+from .chrome import RejectedEvent, check_span, to_ns
 from .source import TraceStream, is_gzip
 from .writer import insert_arrow
 
@@ -229,8 +229,10 @@ def _read(con, path, stream: TraceStream, text, header: list[str], fmt: str, pro
                         raise RejectedEvent(f"{header[duration]} is empty")
                     if dur_ns < 0:
                         raise RejectedEvent(f"{header[duration]} is negative ({cells[duration].strip()})")
+                    ts_ns = _time_or_none(cells, start, header[start] if start is not None else "")
+                    check_span(ts_ns, dur_ns, cells[start].strip() if ts_ns is not None else None, cells[duration].strip())
                     pmu = orjson.dumps({h: _number(cells[i]) for i, h in counters}).decode() if counters else None
-                    batch.add(index, _time_or_none(cells, start, header[start] if start is not None else ""), dur_ns,
+                    batch.add(index, ts_ns, dur_ns,
                               _time_or_none(cells, wait, header[wait] if wait is not None else ""),
                               orjson.dumps(dict(zip(header, cells))).decode(), pmu)
                 except RejectedEvent as exc:

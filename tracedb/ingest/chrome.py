@@ -67,6 +67,26 @@ def to_ns(value, key: str) -> int | None:
     return ns
 
 
+# The times an event may have: its start and end within ±2^62 ns (146 years either side of
+# 1970), so that the difference of any two times of a trace, and a time plus a duration, fit in
+# the 64-bit integers reports compute with. sql/ingest/chrome_bulk.sql and ascend_csv_bulk.sql
+# send an event beyond them here.
+TIME_LIMIT = 1 << 62
+
+
+def check_span(ts_ns: int | None, dur_ns: int | None, ts, dur) -> None:
+    """Raise RejectedEvent when the start or the end (start + duration) of an event is beyond
+    TIME_LIMIT; ts and dur are the values as written, for the reason."""
+    if ts_ns is None:
+        return
+    if not -TIME_LIMIT < ts_ns < TIME_LIMIT:
+        raise RejectedEvent(f"ts {str(ts)[:60]} µs is beyond the times tracedb keeps (±2^62 ns, 146 years either "
+                            "side of 1970)")
+    if dur_ns is not None and ts_ns + dur_ns >= TIME_LIMIT:
+        raise RejectedEvent(f"end ts + dur ({str(ts)[:40]} + {str(dur)[:40]} µs) is beyond the times tracedb keeps "
+                            "(±2^62 ns, 146 years either side of 1970)")
+
+
 @dataclass
 class ChromeResult:
     event_count: int = 0
@@ -130,6 +150,7 @@ class EventStager:
                 dur_ns = to_ns(dur, "dur")
                 if dur_ns < 0:
                     raise RejectedEvent(f"dur is negative ({dur})")
+            check_span(ts_ns, dur_ns, ts, dur)
             try:
                 # decode() also drops orjson's 4 KB over-allocation of each result
                 args_text = None if args is _MISSING else fast_dumps(args).decode()
