@@ -1,4 +1,4 @@
-"""Trace lakes: loads that write Parquet partitions with no lock, and reads in place with every
+"""Trace lakes: loads that write Parquet partitions (locking only the trace name they commit), and reads in place with every
 view, macro and report of a database."""
 
 from __future__ import annotations

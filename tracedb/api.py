@@ -544,8 +544,8 @@ def load_lake(lake: str | Path, paths: Iterable[str | Path], *, name: str | None
               on_outcome: Callable[[LoadOutcome], None] | None = None,
               on_error: Callable[[Path, str], None] | None = None) -> "Loaded":
     """What `tracedb load FILES --lake DIR` does: add each trace file to a trace lake (a directory
-    of Parquet, tracedb.lake) as a partition of its own, with no lock: other loads may write to
-    the lake meanwhile and readers (tracedb.connect(DIR)) see whole traces only. jobs: worker
+    of Parquet, tracedb.lake) as a partition of its own, locking only its name while it commits:
+    other loads may write to the lake meanwhile and readers (tracedb.connect(DIR)) see whole traces only. jobs: worker
     processes (default: the cores); scheduler: the address of a Dask scheduler to run one task
     per file on instead. A file that fails is a failure in the returned Loaded; the others land."""
     from . import fanout, parallel

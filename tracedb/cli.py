@@ -71,7 +71,7 @@ def load(
     rules_file: RulesOption = None,
     lake: Annotated[Optional[Path], typer.Option(
         "--lake", readable=False, help="Add the traces to this trace lake (a directory of Parquet, one partition per trace, "
-                       "written with no lock while others load and read) instead of a database file; "
+                       "written while others load and read) instead of a database file; "
                        "read it with --db DIR.", show_default=False)] = None,
     scheduler: Annotated[Optional[str], typer.Option(
         "--scheduler", envvar="TRACEDB_DASK_SCHEDULER",
