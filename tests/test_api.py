@@ -88,7 +88,7 @@ def test_csv_of_a_report_of_several_tables_is_one_table_per_stream_or_file(bert,
     summary = list(csv.reader((tmp_path / "compare.summary.csv").open()))
     assert main == table and summary[0] == ["status", "ops", "a_total_ns", "b_total_ns", "gap_ns"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["compare.csv", "compare.steps.csv", "compare.summary.csv",
-                                                          "compare.wall-clock.csv"]  # no leftovers
+                                                          "compare.wall-clock.csv", "compare.why.csv"]  # no leftovers
 
 
 def test_load_all_loads_what_it_can_and_names_what_it_cannot(tmp_path):
@@ -123,7 +123,7 @@ def test_a_result_converts_and_shows(bert):
     with tracedb.connect(bert) as db:
         r = db.report("compare", trace="h100_bert-small", vs="mi300_bert-small")
         q = db.sql("SELECT op, count(*) AS kernels FROM kernel_ops GROUP BY op ORDER BY op")
-    assert list(r.sections) == ["wall-clock", "main", "summary", "steps"] and r.main_name == "main"
+    assert list(r.sections) == ["why", "wall-clock", "main", "summary", "steps"] and r.main_name == "main"
     table = r.arrow()
     assert table.column_names == r.main.columns and table.num_rows == len(r.main.rows)
     assert r["summary"].records()[0]["status"] in ("A slower", "A faster", "within 10%")

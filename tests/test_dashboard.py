@@ -81,6 +81,11 @@ def test_dashboard_shows_every_page(db, monkeypatch):
         assert not [c for c in frame.columns if c.endswith("_ns")], list(frame.columns)
     assert any(c in compare.columns for c in ("a_total µs", "a_total ms"))
     assert len(charts(app)) >= 6  # operations, compare (wall-clock, steps, operations), layer gaps, AIE
+    # the Compare tab leads with what to fix first: the why findings, each with its next command
+    headers = [h.value for h in app.subheader]
+    assert headers.index("What to fix first") < headers.index("Wall-clock time")
+    assert any(m.value.startswith("**1. ") and "ms at stake** — " in m.value for m in app.markdown)
+    assert any(c.value.startswith("tracedb report ") for c in app.code)
 
 
 def test_comparison_bars_stand_side_by_side_and_layers_run_in_order(db, monkeypatch):

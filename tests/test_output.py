@@ -100,29 +100,37 @@ def test_every_comparison_report_fits_120_columns(vendor_pairs, report, a, b):
     too_wide = [line for line in proc.stdout.splitlines() if len(line.rstrip()) > 120]
     assert not too_wide, too_wide[:3]
     # and nothing is folded to fit: every table row is one line (rich never prints past the width,
-    # it wraps cells instead, so the line count is what tells)
+    # it wraps cells instead, so the line count is what tells); but the why findings, whose
+    # sentences fold whole, a row starting with its rank
     sections = run_cli("report", report, "--trace", a, "--vs", b, "--format", "json", db=vendor_pairs,
                        check=True).stdout
     parsed = json.loads(sections)
+    why = parsed.pop("why", []) if isinstance(parsed, dict) else []
     tables = parsed.values() if isinstance(parsed, dict) else [parsed]
     rows = sum(min(len(t), 40) for t in tables)
     assert rows > 0
-    body = _table_bodies(proc.stdout)
+    bodies = _table_bodies(proc.stdout, apart=True)
+    if why:  # the first table shown: a line per row, its rank first, and the lines its sentence folds into
+        first = bodies.pop(0)
+        assert [int(line[:8]) for line in first if line[:8].strip()] == [f["rank"] for f in why]
+    body = [line for table in bodies for line in table]
     assert len(body) == rows, "\n".join(body[:12])
 
 
-def _table_bodies(text: str) -> list[str]:
+def _table_bodies(text: str, apart: bool = False) -> list:
     """The lines between each table's header rule and its closing rule (or the blank line that
-    ends a table without totals): one per row when no cell wraps."""
-    out, inside = [], False
+    ends a table without totals): one per row when no cell wraps. apart: a list of lines per table."""
+    tables, inside = [], False
     for line in text.splitlines():
         if line.lstrip().startswith("━"):
             inside = not inside
+            if inside:
+                tables.append([])
         elif inside and not line.strip():
             inside = False
         elif inside:
-            out.append(line)
-    return out
+            tables[-1].append(line)
+    return tables if apart else [line for table in tables for line in table]
 
 
 def test_wide_shows_the_columns_a_terminal_leaves_out(vendor_pairs):

@@ -14,6 +14,7 @@ from tracedb import reports
 REPORTS = ["kernels", "layers", "ops", "phases", "stacks", "summary", "timeline"]  # one trace, or every trace
 FINDINGS = ["collectives", "gaps", "roofline"]  # rows only for the traces that have some (tests/test_timeline.py)  # one trace, or every trace
 COMPARISONS = ["alignment", "compare", "efficiency", "fusion", "same-kernels"]  # two traces: --trace A --vs B
+WHY = ["host-frames", "why"]  # two traces, or one alone (tests/test_why.py)
 MANY = ["compare-many", "compare-pairs", "trend"]  # many traces: --trace A --vs B --vs C, or --trace 'PATTERN'
 AIE = ["aie-iterations", "aie-summary"]  # mlir-aie traces (tests/test_aie.py)
 TENSORCAST = ["tc-vs-prof"]  # TensorCast against an Ascend profile (tests/test_ascend.py)
@@ -84,10 +85,13 @@ def test_fixture_phases_and_graph_replay(ro):
 
 
 def test_reports_are_listed():
-    assert sorted(reports.available()) == sorted(REPORTS + FINDINGS + COMPARISONS + MANY + AIE + TENSORCAST)
-    assert sorted(r.name for r in reports.available().values() if r.compares) == sorted(COMPARISONS + TENSORCAST + ["compare-pairs"])
+    every = REPORTS + FINDINGS + COMPARISONS + WHY + MANY + AIE + TENSORCAST
+    assert sorted(reports.available()) == sorted(every)
+    assert sorted(r.name for r in reports.available().values() if r.compares) == sorted(
+        COMPARISONS + WHY + TENSORCAST + ["compare-pairs"])
+    assert sorted(r.name for r in reports.available().values() if r.compares and not r.needs_vs) == WHY
     proc = run_cli("reports", "--format", "json", check=True)
-    assert sorted(r["report"] for r in json.loads(proc.stdout)) == sorted(REPORTS + FINDINGS + COMPARISONS + MANY + AIE + TENSORCAST)
+    assert sorted(r["report"] for r in json.loads(proc.stdout)) == sorted(every)
 
 
 @pytest.mark.parametrize("name", REPORTS)
@@ -108,6 +112,15 @@ def test_comparison_headers_document_every_column(ro, name):
     assert len(results) == len(report.sections) >= 2
     for section, columns, _ in results:
         assert columns == list(section.columns), f"{name} · {section.name}: header documents every column, in order"
+
+
+@pytest.mark.parametrize("name", WHY)
+@pytest.mark.parametrize("vs", ["mi300_bert-small", None])
+def test_why_headers_document_every_column(ro, name, vs):
+    report = reports.get(name)
+    values = reports.bind(report, {"trace": "h100_bert-small", "vs": vs})
+    ((section, columns, rows),) = reports.run(ro, report, values)
+    assert columns == list(section.columns) and rows
 
 
 def test_ops_report_shares_and_phase_filter(fixture_db):

@@ -164,7 +164,10 @@ def test_compare_splits_the_wall_clock_gap(con, tmp_path, db_path):
     con.close()
     with tracedb.connect(db_path) as database:
         r = database.report("compare", trace="a", vs="b")
-        assert list(r.sections)[:2] == ["wall-clock", "main"] and r.main_name == "main"
+        assert list(r.sections)[:3] == ["why", "wall-clock", "main"] and r.main_name == "main"
+        findings = r.sections["why"].records()
+        spans = database.sql("SELECT a_ns - b_ns FROM compare_wall('a', 'b', NULL) WHERE part = 'span'").rows[0][0]
+        assert sum(f["at_stake_ns"] for f in findings) == abs(spans)
         parts = {p["part"]: p for p in r.sections["wall-clock"].records()}
         assert parts["span"]["a_ns"] == 510 * US
         assert sum(p["a_ns"] for n, p in parts.items() if n != "span") == 510 * US

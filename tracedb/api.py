@@ -406,11 +406,12 @@ class Database:
         reportmod.check_trace(self.con, vs)
         reportmod.check_traces(self.con, values.get("traces"))
         reportmod.check_key(self.con, values)
+        two = report.compares and vs is not None
         if report.compares:  # a comparison of no rows would not say which side lacks the phase
             for named in (trace, vs):
                 reportmod.check_phase(self.con, named, phase)
-        labels = reportmod.trace_labels(self.con, values) if report.compares else None
-        names = reportmod.trace_names(self.con, values) if report.compares else None
+        labels = reportmod.trace_labels(self.con, values) if two else None
+        names = reportmod.trace_names(self.con, values) if two else None
         out = {}
         for sec, columns, rows in reportmod.run(self.con, report, values):
             if section in (None, sec.name):

@@ -337,7 +337,7 @@ def list_reports(fmt: FormatOption = Format.table) -> None:
     """List the reports with their parameters."""
     rows = []
     for r in reports.available().values():
-        params = ", ".join(f"--{p.name} (required)" if r.compares and p.name in ("trace", "vs")
+        params = ", ".join(f"--{p.name} (required)" if r.compares and (p.name == "trace" or p.name == "vs" and r.needs_vs)
                            else f"{_flag(p.name)} (default {_default(p)})"
                            for p in r.params.values())
         rows.append([r.name, r.summary, params])

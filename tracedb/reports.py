@@ -35,7 +35,8 @@ A report may print several tables: each further SELECT starts with its own heade
     -- Columns:
     --   status    text   ...
 
-A report with a `vs` parameter compares two traces ($trace is A, $vs is B) and needs both.
+A report with a `vs` parameter compares two traces ($trace is A, $vs is B) and needs both, unless
+its header has a line `-- Alone: what it gives for one trace` (why: one trace against its ideal).
 """
 
 from __future__ import annotations
@@ -102,6 +103,7 @@ class Report:
     path: Path
     params: dict[str, Param] = field(default_factory=dict)
     sections: list[Section] = field(default_factory=list)
+    alone: str | None = None  # what the report gives for --trace alone, when it takes --vs too
 
     def section(self, name: str) -> Section:
         """The section of that name, or a TracedbError listing those there are."""
@@ -125,6 +127,11 @@ class Report:
     def compares(self) -> bool:
         """True for a report on two traces (it takes --trace A --vs B)."""
         return "vs" in self.params
+
+    @property
+    def needs_vs(self) -> bool:
+        """True for a comparison that has nothing to say of one trace."""
+        return self.compares and self.alone is None
 
 
 def reports_dir() -> Path:
@@ -224,6 +231,8 @@ def _parse_header(path: Path, report: Report, section: Section, header: list[tup
         try:
             if part == "summary" and stripped.lower() == "shown: first":
                 section.first = True
+            elif part == "summary" and stripped.lower().startswith("alone:") and allow_params:
+                report.alone = stripped.split(":", 1)[1].strip()
             elif part == "summary" and stripped.lower().startswith("chart:"):
                 m = re.match(r"^chart:\s*(\w+(?:\+\w+)*)\s*->\s*(\w+(?:,\w+)*)"
                              r"(?:\s+by\s+(\w+)|\s+(stacked|roofline)\b)?\s+(.+)$", stripped, re.I)
@@ -291,8 +300,9 @@ def bind(report: Report, given: dict[str, Any]) -> dict[str, Any]:
         if not values.get("traces"):
             raise TracedbError(f"report {report.name} takes the traces as --trace A --vs B ... or --trace 'PATTERN'")
         values["traces"] = [str(t) for t in values["traces"]]
-    if report.compares and (values.get("trace") is None or values.get("vs") is None):
-        raise TracedbError(f"report {report.name} compares two traces: give --trace A --vs B")
+    if report.compares and (values.get("trace") is None or (values.get("vs") is None and report.needs_vs)):
+        raise TracedbError(f"report {report.name} compares two traces: give --trace A --vs B"
+                           + (f" (or --trace A alone: {report.alone})" if report.alone else ""))
     if values.get("phase") is not None and values["phase"] not in PHASES:
         raise TracedbError(f"phase {values['phase']!r} is not one of {', '.join(PHASES)} or all")
     if values.get("limit") is not None and int(values["limit"]) < 1:

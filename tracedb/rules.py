@@ -1,7 +1,7 @@
 """Reference data of the analysis views: kernel classification rules, annotation patterns, step
-frame patterns and device peaks.
+frame patterns, device peaks and the hints of `report why`.
 
-All live in tables (kernel_rules, annotation_patterns, step_frame_patterns, device_peaks) so that every DuckDB
+All live in tables (kernel_rules, annotation_patterns, step_frame_patterns, device_peaks, why_hints) so that every DuckDB
 client classifies kernels and finds steps the same way. The packaged files sql/rules/<table>.csv are loaded as source 'builtin'
 whenever they change; a user's own CSV file (same header) is loaded as a source named after the
 file and is tried before the built-in rows.
@@ -57,6 +57,7 @@ KINDS = (
              ("priority", "regex", "device", "fp32", "tf32", "bf16", "fp16", "fp8", "mem_tbps", "reference"),
              "rules/load_device_peaks.sql", "_device_peaks_ordered", {}, "regex",
              numeric=("fp32", "tf32", "bf16", "fp16", "fp8", "mem_tbps")),
+    RuleKind("why_hints", ("priority", "kind", "hint"), "rules/load_why_hints.sql", "_why_hints_ordered", {}, None),
 )
 
 
@@ -168,7 +169,7 @@ def validate(path: Path, kind: RuleKind, rows: list[list[str]]) -> None:
                 if rec[column] not in accepted:
                     shown = ", ".join(a for a in accepted if a)
                     raise TracedbError(f"{path}: line {line}: {column} {rec[column]!r} is not one of {shown}")
-            for column in ("op", "label", "format", "framework", "pattern", "regex", "device"):
+            for column in ("op", "label", "format", "framework", "pattern", "regex", "device", "kind", "hint"):
                 if column in rec and not rec[column].strip():
                     raise TracedbError(f"{path}: line {line}: {column} is empty")
             for column in kind.numeric:
@@ -186,7 +187,7 @@ def validate(path: Path, kind: RuleKind, rows: list[list[str]]) -> None:
                 if rec["match"] not in CONTEXT_MATCHES and covers:
                     raise TracedbError(f"{path}: line {line}: covers is for context rules (match "
                                        f"{', '.join(CONTEXT_MATCHES)}), not {rec['match']}")
-            is_regex = kind.table != "kernel_rules" or rec["match"] in REGEX_MATCHES
+            is_regex = kind.regex_column is not None and (kind.table != "kernel_rules" or rec["match"] in REGEX_MATCHES)
             if is_regex:
                 try:
                     con.execute("SELECT regexp_matches('', ?)", [rec[kind.regex_column]])

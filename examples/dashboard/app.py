@@ -140,6 +140,14 @@ def main() -> None:
         st.error(str(exc))
 
 
+def findings(result: tracedb.Result) -> None:
+    """The why findings as a numbered list: time at stake, the sentence whole, the next command."""
+    for row in result.records():
+        stake = row["at_stake_ns"] / 1e6
+        st.markdown(f"**{row['rank']}. {row['kind']}: {stake:,.2f} ms at stake** — {row['finding']}")
+        st.code(row["next"], language="bash")
+
+
 def show(db: Path) -> None:
     tabs = st.tabs(["Traces", "Operations", "Compare", "Fusion", "Layer gaps", "AIE iterations"])
     with tracedb.connect(db) as con:
@@ -170,6 +178,8 @@ def show(db: Path) -> None:
         b = st.sidebar.selectbox("Trace B", with_kernels, index=1, key="trace_b")
         with tabs[2]:
             compare = report(db, "compare", trace=a, vs=b)
+            st.subheader("What to fix first")  # the causes of the gap, largest first (report why)
+            findings(compare["why"])
             st.subheader("Wall-clock time")  # where the spans differ: idle time, each operation, ...
             side_by_side(compare["wall-clock"], "part", "a_ns", "b_ns", (a, b))
             table(compare["wall-clock"])

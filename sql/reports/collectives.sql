@@ -3,6 +3,9 @@
 -- other ranks rather than transferring, with message sizes and bandwidths where the trace records
 -- them (the view collective_calls). From one rank's trace a call's time above the median of the
 -- same collective and size in its step (else its phase) is waiting: a late rank holds everyone.
+-- Where the trace records no message size, calls of the same kernel (name, grid, block) in the
+-- same phase are taken for one size: transfer is their median time per call, waiting the rest
+-- (sized_by says which).
 -- Chart: op+phase -> transfer_ns,wait_ns stacked  Collective time: transfer and waiting
 -- Parameters:
 --   trace = NULL   trace name or #id (NULL: every trace)
@@ -13,17 +16,19 @@
 --   phase         text             phase of the calls
 --   calls         count     total  collective kernels
 --   total_ns      duration  total  their time
---   transfer_ns   duration  total  time at the typical speed of their size (of the calls with a size)
+--   transfer_ns   duration  total  time at the typical speed of their size (median of their size, or of their kernel shape)
 --   wait_ns       duration  total  time above it: waiting for other ranks
---   wait_pct      percent          wait_ns share of the time of the calls with a size
+--   wait_pct      percent          wait_ns share of their time
+--   sized_by      text      wide   message size (recorded), kernel shape (not recorded: calls of one kernel shape taken for one size), or both
 --   bytes         bytes            median message size
 --   algbw_gbps    number    wide   algorithm bandwidth over the transfer time, GB/s (10^9 bytes)
 --   busbw_gbps    number           bus bandwidth (nccl-tests factors for the group size), GB/s
 --   group_size    count     wide   ranks in the group
---   unsized       count     wide   calls whose size the trace does not record (no wait estimate)
+--   unsized       count     wide   calls whose size the trace does not record (compared by kernel shape)
 SELECT t.name AS trace, c.op, c.phase, count(*) AS calls, sum(dur_ns) AS total_ns,
        sum(transfer_ns) AS transfer_ns, sum(wait_ns) AS wait_ns,
-       100.0 * sum(wait_ns) / nullif(sum(dur_ns) FILTER (bytes IS NOT NULL), 0) AS wait_pct,
+       100.0 * sum(wait_ns) / nullif(sum(dur_ns), 0) AS wait_pct,
+       string_agg(DISTINCT sized_by, ', ' ORDER BY sized_by DESC) AS sized_by,
        median(bytes) AS bytes,
        sum(bytes) FILTER (transfer_ns > 0) / nullif(sum(transfer_ns) FILTER (bytes IS NOT NULL), 0) AS algbw_gbps,
        sum(bytes * bus_factor) FILTER (transfer_ns > 0) / nullif(sum(transfer_ns) FILTER (bytes IS NOT NULL), 0)

@@ -45,6 +45,22 @@ FROM compare_ops($trace, $vs, $phase)
 GROUP BY status
 ORDER BY list_position(['A slower', 'A faster', 'within 10%', 'only A', 'only B'], status);
 
+-- Section: why
+-- Shown: first
+-- What to fix first: the causes of the wall-clock gap ranked by the time at stake (the report why,
+-- with its defaults: gaps of 20 µs and more told apart, twelve findings before the remainder).
+-- Columns:
+--   rank         id               1 first: the largest time at stake; the remainder last
+--   kind         text             the finding's kind (see tracedb report why)
+--   at_stake_ns  duration  total  what the slower side gains if this part matched the other side
+--   per_step_ns  duration         the same per step of the slower side
+--   where        text      wide   the code to look at
+--   next         text      note   the command that shows the evidence
+--   finding      text             what is slower and by how much, both sides' numbers
+SELECT rank, kind, at_stake_ns, per_step_ns, "where", next, finding
+FROM why_findings($trace, $vs, $phase, 20, 12)
+ORDER BY rank;
+
 -- Section: wall-clock
 -- Shown: first
 -- Each side's span on the GPU split into parts that add up to it: idle time, each operation's

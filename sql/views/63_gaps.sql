@@ -1,6 +1,7 @@
 -- GPU idle gaps and their causes: the intervals in which no kernel, memcpy or memset ran, each with
 -- the activity before and after it, what the host thread that launched the next activity was doing
--- (its innermost Python frame and cpu_op over the gap, a synchronising runtime call inside it), and
+-- (the innermost Python frame holding most of its time in the gap, that frame's own time and its
+-- heaviest callees, its cpu_op, a synchronising runtime call inside it), and
 -- a cause in Holistic Trace Analysis's terms:
 --   host launched late   the next activity was launched after the device went idle: the host was
 --                        busy elsewhere (HTA's host wait)
@@ -40,7 +41,15 @@ CREATE OR REPLACE MACRO is_sync_call(name) AS
 --   after_cpu_op      cpu_op that launched it
 --   launch_tid        thread that launched it (pid:tid); NULL when no launch is recorded
 --   launched_after_ns launch time minus start_ns: above 0 when the host launched it after the device went idle
---   frame             innermost Python frame of the launching thread spanning the gap (to the launch, when the launch came later)
+--   host_ns           the host's part of the gap: from the device going idle to the launch (when the
+--                     launch came later), else nothing (host_ns 0: the launch was queued before)
+--   frame             the innermost Python frame of the launching thread that holds at least 80 % of
+--                     the host's part of the gap (with no host part: the innermost spanning its start)
+--   frame_ns          that frame's time inside the host's part
+--   frame_self_ns     of which its own time: frame_ns less its Python callees' time there (NULL when
+--                     the trace records no Python ids)
+--   callees           its heaviest callees in the host's part (Python functions, cpu_ops, runtime
+--                     calls), three at most, with their time there
 --   frame_cpu_op      innermost cpu_op of that thread spanning the same interval
 --   sync_call         the longest synchronising runtime call of that thread overlapping the gap, or the device's cuda_sync event
 --   cause             host launched late, synchronisation, queued and waiting, or no launch recorded
@@ -65,11 +74,38 @@ WITH a AS MATERIALIZED (
     FROM ordered o
     JOIN a b ON b.trace_id = o.trace_id AND b.kind = o.prev.kind AND b.event_id = o.prev.event_id
     WHERE o.ts_ns - o.prev_end >= greatest(coalesce(min_gap_ns, 1), 1)
-), frames AS (
-    SELECT g.trace_id, g.start_ns, arg_max(f.name, (f.ts_ns, -f.dur_ns)) AS frame
+), frames AS MATERIALIZED (
+    -- the innermost frame holding 80 % of the host's part (the latest to start of those)
+    SELECT g.trace_id, g.start_ns, g.host_lo, g.host_hi,
+           arg_max({'name': f.name, 'python_id': f.python_id, 'pid': f.pid, 'tid': f.tid,
+                    'lo': greatest(f.ts_ns, g.host_lo), 'hi': least(f.ts_ns + f.dur_ns, g.host_hi)},
+                   (f.ts_ns, -f.dur_ns)) AS f
     FROM g JOIN python_functions f
       ON f.trace_id = g.trace_id AND f.pid = g.launch_pid AND f.tid = g.launch_tid
-     AND f.ts_ns <= g.host_lo AND f.ts_ns + f.dur_ns >= g.host_hi
+     AND f.ts_ns <= g.host_hi AND f.ts_ns + f.dur_ns >= g.host_lo
+     AND least(f.ts_ns + f.dur_ns, g.host_hi) - greatest(f.ts_ns, g.host_lo) >= 0.8 * (g.host_hi - g.host_lo)
+    GROUP BY ALL
+), callee_time AS (
+    -- what ran under the frame in the host's part: its Python callees, and the cpu_ops and runtime
+    -- calls of the thread in that time
+    SELECT fr.trace_id, fr.start_ns, 'py' AS kind, c.name,
+           sum(least(c.ts_ns + c.dur_ns, fr.f.hi) - greatest(c.ts_ns, fr.f.lo)) AS ns
+    FROM frames fr JOIN python_functions c
+      ON c.trace_id = fr.trace_id AND c.python_parent_id = fr.f.python_id
+     AND c.ts_ns < fr.f.hi AND c.ts_ns + c.dur_ns > fr.f.lo
+    GROUP BY ALL
+    UNION ALL
+    SELECT fr.trace_id, fr.start_ns, 'op', c.name, sum(least(c.ts_ns + c.dur_ns, fr.f.hi) - greatest(c.ts_ns, fr.f.lo))
+    FROM frames fr
+    JOIN (SELECT trace_id, name, pid, tid, ts_ns, dur_ns FROM cpu_ops
+          UNION ALL SELECT trace_id, name, pid, tid, ts_ns, dur_ns FROM runtime_calls) c
+      ON c.trace_id = fr.trace_id AND c.pid = fr.f.pid AND c.tid = fr.f.tid
+     AND c.ts_ns < fr.f.hi AND c.ts_ns + c.dur_ns > fr.f.lo
+    GROUP BY ALL
+), callees AS (
+    SELECT trace_id, start_ns, sum(ns) FILTER (kind = 'py') AS py_ns,
+           string_agg(name || ' ' || printf('%.3f ms', ns / 1e6), '; ' ORDER BY ns DESC, name) FILTER (rk <= 3) AS callees
+    FROM (SELECT *, row_number() OVER (PARTITION BY trace_id, start_ns ORDER BY ns DESC, name) AS rk FROM callee_time)
     GROUP BY ALL
 ), ops AS (
     SELECT g.trace_id, g.start_ns, arg_max(c.name, (c.ts_ns, -c.dur_ns)) AS frame_cpu_op
@@ -95,13 +131,16 @@ SELECT g.trace_id, row_number() OVER (PARTITION BY g.trace_id ORDER BY g.start_n
        g.start_ns, g.end_ns, g.idle_ns, g.step, g.before_step IS DISTINCT FROM g.step AS between_steps, g.phase,
        g.before_kind, g.before_name, g.before_op, g.after_kind, g.after_name, g.after_op, g.after_cpu_op,
        g.launch_pid || ':' || g.launch_tid AS launch_tid, g.launch_ts_ns - g.start_ns AS launched_after_ns,
-       f.frame, o.frame_cpu_op, coalesce(s.sync_call, ds.sync_event) AS sync_call,
+       g.host_hi - g.host_lo AS host_ns, f.f.name AS frame, f.f.hi - f.f.lo AS frame_ns,
+       CASE WHEN f.f.python_id IS NOT NULL THEN f.f.hi - f.f.lo - coalesce(c.py_ns, 0) END AS frame_self_ns,
+       c.callees, o.frame_cpu_op, coalesce(s.sync_call, ds.sync_event) AS sync_call,
        CASE WHEN g.launch_ts_ns IS NULL THEN 'no launch recorded'
             WHEN coalesce(s.sync_call, ds.sync_event) IS NOT NULL THEN 'synchronisation'
             WHEN g.launch_ts_ns >= g.start_ns THEN 'host launched late'
             ELSE 'queued and waiting' END AS cause
 FROM g
 LEFT JOIN frames f USING (trace_id, start_ns)
+LEFT JOIN callees c USING (trace_id, start_ns)
 LEFT JOIN ops o USING (trace_id, start_ns)
 LEFT JOIN syncs s USING (trace_id, start_ns)
 LEFT JOIN device_syncs ds USING (trace_id, start_ns);

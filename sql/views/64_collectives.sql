@@ -4,7 +4,9 @@
 -- step move the same bytes over the same links, so each should take about as long as the typical
 -- (median) one; the time a call takes above that median is waiting for a slower rank to arrive,
 -- the rest is transfer. The median is taken over the step's calls when the step has three or more
--- of them, else over the phase's. Bandwidths as nccl-tests reports them: algorithm bandwidth =
+-- of them, else over the phase's. Where the trace records no message size (vLLM's custom
+-- all-reduce, a graph replay), calls of the same kernel (name, grid, block) in the same phase are
+-- taken for one size, and compared over the phase. Bandwidths as nccl-tests reports them: algorithm bandwidth =
 -- bytes / time, bus bandwidth = algorithm bandwidth x 2(n-1)/n for an all-reduce, x (n-1)/n for an
 -- all-gather, a reduce-scatter and an all-to-all, x 1 otherwise (n ranks in the group), over the
 -- transfer time.
@@ -36,15 +38,18 @@ CREATE OR REPLACE MACRO dtype_bytes(t) AS
 --   seq           the call's sequence number in its group (record_param_comms Seq), NULL when not recorded
 --   bytes         message size: the larger of In and Out msg nelems times the dtype's size
 --                 (record_param_comms), else the launching op's first input (its Input Dims and type)
+--   sized_by      'message size' when bytes is recorded, else 'kernel shape': the call is compared
+--                 with the calls of the same kernel name, grid and block in its phase
 --   typical_ns    median duration of the calls it is compared with (same collective and size, its step or
---                 phase); NULL without a size (calls of unknown sizes are not compared)
---   wait_ns       dur_ns above typical_ns: waiting for other ranks (NULL without a size)
---   transfer_ns   dur_ns - wait_ns (NULL without a size)
+--                 phase; without a size, same kernel shape and phase)
+--   wait_ns       dur_ns above typical_ns: waiting for other ranks
+--   transfer_ns   dur_ns - wait_ns
 --   bus_factor    nccl-tests bus bandwidth factor of the collective for the group size
 CREATE OR REPLACE VIEW collective_calls AS
 WITH k AS MATERIALIZED (
     SELECT f.trace_id, f.kernel_id, f.op, f.phase, f.iteration AS step, k.name, k.ts_ns, k.dur_ns, f.cpu_op,
-           coalesce(k.external_id, r.external_id) AS external_id
+           coalesce(k.external_id, r.external_id) AS external_id,
+           k.name || coalesce(' grid ' || k.grid::VARCHAR, '') || coalesce(' block ' || k.block::VARCHAR, '') AS shape
     FROM kernel_facts f
     JOIN kernels k USING (trace_id, kernel_id)
     LEFT JOIN runtime_calls r ON r.trace_id = f.trace_id AND r.event_id = f.launch_id
@@ -79,16 +84,19 @@ WITH k AS MATERIALIZED (
     LEFT JOIN dist d USING (trace_id)
 ), typical AS (
     SELECT *,
-           CASE WHEN count(*) OVER by_step >= 3 THEN median(dur_ns) OVER by_step
+           CASE WHEN bytes IS NULL THEN median(dur_ns) OVER by_kernel
+                WHEN count(*) OVER by_step >= 3 THEN median(dur_ns) OVER by_step
                 ELSE median(dur_ns) OVER by_phase END AS typical_ns
     FROM sized
     WINDOW by_step AS (PARTITION BY trace_id, op, bytes, step),
-           by_phase AS (PARTITION BY trace_id, op, bytes, phase)
+           by_phase AS (PARTITION BY trace_id, op, bytes, phase),
+           by_kernel AS (PARTITION BY trace_id, op, bytes, phase, shape)
 )
 SELECT trace_id, kernel_id, op, phase, step, name, ts_ns, dur_ns, cpu_op, process_group, rank, group_size, seq,
-       bytes, CASE WHEN bytes IS NOT NULL THEN typical_ns::BIGINT END AS typical_ns,
-       CASE WHEN bytes IS NOT NULL THEN greatest(0, dur_ns - typical_ns)::BIGINT END AS wait_ns,
-       CASE WHEN bytes IS NOT NULL THEN least(dur_ns, typical_ns)::BIGINT END AS transfer_ns,
+       bytes, CASE WHEN bytes IS NOT NULL THEN 'message size' ELSE 'kernel shape' END AS sized_by,
+       typical_ns::BIGINT AS typical_ns,
+       greatest(0, dur_ns - typical_ns)::BIGINT AS wait_ns,
+       least(dur_ns, typical_ns)::BIGINT AS transfer_ns,
        CASE WHEN group_size IS NULL OR group_size < 1 THEN NULL
             WHEN op = 'All-Reduce' THEN 2.0 * (group_size - 1) / group_size
             WHEN op IN ('All-Gather', 'Reduce-Scatter', 'All-to-All') THEN (group_size - 1.0) / group_size

@@ -1,0 +1,35 @@
+-- Report: why
+-- Why one trace is slower than another and what to fix first: the causes of the wall-clock gap,
+-- largest first, each with the time fixing it would save (at_stake_ns), the code to look at and the
+-- command that shows the evidence. The span of each side is split into idle time (by the gaps'
+-- causes, host-bound idle by the Python frame holding the host's time in the gaps), each
+-- operation's kernel time (per-call speed, then more calls), collectives (waiting above the median
+-- call, then transfer), kernels at once and exposed copies; what the slower side gains if a part
+-- matched the other side is its time at stake. The findings with the remainder add up to the gap of
+-- the spans. Where the trace records no message sizes, calls of one collective kernel shape in a
+-- phase are taken for one size.
+-- Alone: the trace against its own ideal (idle against none, each modelled operation against its device's roofline, waiting in collectives against none)
+-- Parameters:
+--   trace = NULL      trace A (name or #id)
+--   vs = NULL         trace B (name or #id; NULL: trace A against its own ideal)
+--   phase = NULL      only the steps of this phase: prefill, decode, mixed or none (NULL: the whole traces)
+--   min_gap_us = 20   idle gaps at least this long are told apart by cause and frame; shorter ones count together
+--   limit = 12        findings listed before the remainder
+-- Columns:
+--   rank         id               1 first: the largest time at stake; the remainder last
+--   kind         text             host-bound idle, synchronisation idle, queued idle, short gaps, slower kernels, more kernels or calls, collective waiting, collective transfer, less overlap, exposed memcpy, roofline, remainder
+--   at_stake_ns  duration  total  what the slower side gains if this part matched the other side
+--   per_step_ns  duration         the same per step of the slower side
+--   where        text      wide   the code to look at: Python frame, synchronising call, operation and cpu_op, collective kernel
+--   slower       text      wide   the slower trace
+--   a_ns         duration  wide   A's time in this part
+--   b_ns         duration  wide   B's time in this part (alone: the ideal)
+--   a_detail     text      wide   A's evidence
+--   b_detail     text      wide   B's evidence
+--   hint         text      wide   what usually causes a finding of this kind (tracedb rules --table why_hints)
+--   part         text      wide   the part's key (kind|what): the same part in another run of the report
+--   next         text      note   the command that shows the evidence
+--   finding      text             what is slower and by how much, both sides' numbers, where in the code
+SELECT rank, kind, at_stake_ns, per_step_ns, "where", slower, a_ns, b_ns, a_detail, b_detail, hint, part, next, finding
+FROM why_findings($trace, $vs, $phase, $min_gap_us, $limit)
+ORDER BY rank;

@@ -1,0 +1,192 @@
+"""What to fix first (tracedb report why): the causes of a wall-clock gap ranked by the time at
+stake, on two traces built here where each cause is planted with a known size, and on the
+corpus's real pairs, where the findings must add up to the gap of the spans."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shlex
+from pathlib import Path
+
+import pytest
+
+import tracedb
+from conftest import run_cli
+from test_timeline import ALL_REDUCE, GEMM, NORM, Built, stream
+from tracedb.testing import frame_event, runtime_call
+
+CORPUS = Path(os.environ.get("TRACEDB_CORPUS", Path(__file__).resolve().parents[2] / "shared" / "corpus"))
+US = 1000
+FORWARD = "model/llama.py(374): forward"
+
+
+def _fast(path) -> Path:
+    """One step: a GEMM, an RMSNorm, four all-reduces of 10 µs and a second GEMM, back to back
+    (100-390 µs): no idle time, span 290 µs."""
+    b = Built()
+    b.x("user_annotation", "ProfilerStep#1", 0, 20_000)
+    b.events.append(frame_event("app.py(5): step", 1, 19_000, python_id=1, parent=None))
+    b.on(GEMM, 10, 100, 100, stream(7))
+    b.on(NORM, 20, 200, 50, stream(7))
+    for i in range(4):
+        b.on(ALL_REDUCE, 30 + i, 250 + 10 * i, 10, stream(7))
+    b.on(GEMM, 40, 290, 100, stream(7))
+    return b.write(path)
+
+
+def _slow(path) -> Path:
+    """The same step with every cause planted, each of a known size:
+    - host-bound idle 5,060 µs: the GPU idles from 200 to 5,260 while the host sits in
+      model/llama.py(374): forward (its own time: its one callee ran before the gap), which the
+      fast trace never enters;
+    - more calls: RMSNorm runs twice (two calls of 50 µs against one): 50 µs;
+    - collective waiting 2,000 µs: one all-reduce of four takes 2,020 µs, the others 20;
+    - collective transfer 40 µs: the all-reduces' median is 20 µs against 10;
+    - synchronisation idle 310 µs: the host sits in cudaStreamSynchronize, then launches;
+    - exposed memcpy 50 µs: a copy after the last kernel.
+    Span 7,800 µs: 7,510 more than the fast trace's, the sum of the above."""
+    b = Built()
+    b.x("user_annotation", "ProfilerStep#1", 0, 20_000)
+    b.events.append(frame_event("app.py(5): step", 1, 19_000, python_id=1, parent=None))
+    b.events.append(frame_event(FORWARD, 150, 5_100, python_id=2, parent=1))
+    b.events.append(frame_event("model/llama.py(20): helper", 160, 10, python_id=3, parent=2))
+    b.on(GEMM, 10, 100, 100, stream(7))
+    b.on(NORM, 5_250, 5_260, 50, stream(7))
+    b.on(NORM, 5_253, 5_310, 50, stream(7))
+    for i, (ts, dur) in enumerate([(5_360, 20), (5_380, 2_020), (7_400, 20), (7_420, 20)]):
+        b.on(ALL_REDUCE, 5_256 + i, ts, dur, stream(7))
+    b.events.append(runtime_call("cudaStreamSynchronize", 7_440, 300, 9_999))
+    b.on(GEMM, 7_745, 7_750, 100, stream(7))
+    b.on("Memcpy DtoH (Device -> Pinned)", 7_746, 7_850, 50, stream(7), cat="gpu_memcpy", launch="cudaMemcpyAsync")
+    return b.write(path)
+
+
+PLANTED = {  # kind, what -> at stake, µs
+    ("host-bound idle", "model/llama.py: forward"): 5_060,
+    ("collective waiting", "All-Reduce"): 2_000,
+    ("synchronisation idle", "cudaStreamSynchronize"): 310,
+    ("more kernels or calls", "RMSNorm"): 50,
+    ("exposed memcpy", ""): 50,
+    ("collective transfer", "All-Reduce"): 40,
+}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("why")
+    db = tmp / "why.duckdb"
+    run_cli("load", _fast(tmp / "fast.json"), _slow(tmp / "slow.json"), "--jobs", "1", db=db, check=True)
+    return db
+
+
+def _findings(db, *args) -> list[dict]:
+    run = run_cli("report", "why", *args, "--format", "json", db=db)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
+
+
+def test_each_planted_cause_is_a_finding_with_its_exact_time(built):
+    rows = _findings(built, "--trace", "fast", "--vs", "slow")
+    found = {tuple(r["part"].split("|", 1)): r["at_stake_ns"] for r in rows if r["kind"] != "remainder"}
+    assert found == {k: v * US for k, v in PLANTED.items()}
+    assert [r["rank"] for r in rows] == list(range(1, len(rows) + 1))
+    assert [r["at_stake_ns"] for r in rows[:-1]] == sorted((r["at_stake_ns"] for r in rows[:-1]), reverse=True)
+    remainder = rows[-1]
+    assert remainder["kind"] == "remainder" and remainder["at_stake_ns"] == 0
+    assert sum(r["at_stake_ns"] for r in rows) == (7_800 - 290) * US
+    assert {r["slower"] for r in rows} == {"slow"}
+    assert all(r["per_step_ns"] == r["at_stake_ns"] for r in rows)  # one step each
+
+
+def test_the_host_finding_names_the_frame_and_both_sides_time_in_it(built):
+    first = _findings(built, "--trace", "fast", "--vs", "slow")[0]
+    assert first["kind"] == "host-bound idle" and first["where"] == FORWARD
+    assert (first["a_ns"], first["b_ns"]) == (None, 5_060 * US)
+    assert "slow's GPU idles 5.06 ms (5.06 ms a step) in 1 gap(s) while its host runs " + FORWARD in first["finding"]
+    assert "(5.05 ms of it the frame's own time)" in first["finding"]  # the host's part: 200 to 5,250 µs
+    assert "Host time in this frame per step: slow 5.10 ms, fast 0 ns (never enters it)" in first["finding"]
+    assert first["next"] == "tracedb report host-frames --trace fast --vs slow"
+    assert first["hint"].startswith("The host is the bottleneck")
+
+
+def test_the_waiting_finding_says_where_the_wait_sits(built):
+    rows = {r["kind"]: r for r in _findings(built, "--trace", "fast", "--vs", "slow")}
+    wait = rows["collective waiting"]
+    assert wait["b_detail"] == ("4 calls, median 20 µs, 2.00 ms waiting (2.00 ms of it in 1 calls above 10x the "
+                                "median, 1 of them the first or second collective of their step), sized by kernel shape")
+    transfer = rows["collective transfer"]
+    assert "transfers for 20 µs a call (median) on slow against 10 µs on fast" in transfer["finding"]
+
+
+def test_the_order_of_the_traces_does_not_change_the_findings(built):
+    ab = _findings(built, "--trace", "fast", "--vs", "slow")
+    ba = _findings(built, "--trace", "slow", "--vs", "fast")
+    assert [(r["part"], r["at_stake_ns"]) for r in ab] == [(r["part"], r["at_stake_ns"]) for r in ba]
+    assert [(r["a_ns"], r["b_ns"]) for r in ab] == [(r["b_ns"], r["a_ns"]) for r in ba]
+
+
+def test_one_trace_against_its_ideal(built):
+    rows = _findings(built, "--trace", "slow")
+    kinds = {(r["kind"], r["at_stake_ns"]) for r in rows}
+    assert ("host-bound idle", 5_060 * US) in kinds and ("synchronisation idle", 310 * US) in kinds
+    assert ("collective waiting", 2_000 * US) in kinds and ("exposed memcpy", 50 * US) in kinds
+    assert sum(r["at_stake_ns"] for r in rows) == 7_800 * US  # the whole span, the remainder at the roofline
+
+
+def test_host_frames_show_a_frame_one_side_never_enters(built):
+    run = run_cli("report", "host-frames", "--trace", "fast", "--vs", "slow", "--format", "json", db=built)
+    assert run.returncode == 0, run.stderr
+    rows = {r["frame"]: r for r in json.loads(run.stdout)}
+    forward = rows["model/llama.py: forward"]
+    assert (forward["a_step_ns"], forward["b_step_ns"], forward["a_name"], forward["b_name"]) == (
+        0, 5_100 * US, None, FORWARD)
+    assert rows["app.py: step"]["a_step_ns"] == rows["app.py: step"]["b_step_ns"] == 19_000 * US
+
+
+def test_the_sql_macro_gives_the_report_s_rows(built):
+    with tracedb.connect(built) as con:
+        rows = con.sql("SELECT part, at_stake_ns FROM why_findings('fast', 'slow', NULL, 20, 12) ORDER BY rank").rows
+    assert sum(r[1] for r in rows) == 7_510 * US and rows[0] == ("host-bound idle|model/llama.py: forward", 5_060 * US)
+
+
+def test_a_hint_of_the_user_s_own_comes_first(built, tmp_path):
+    db = tmp_path / "copy.duckdb"
+    db.write_bytes(built.read_bytes())
+    hints = tmp_path / "our_hints.csv"
+    with open(hints, "w", newline="") as f:
+        csv.writer(f).writerows([["priority", "kind", "hint"],
+                                 [1, "host-bound idle", "Ours: run the scheduler in its own process."]])
+    assert run_cli("rules", "add", hints, db=db).returncode == 0
+    first = _findings(db, "--trace", "fast", "--vs", "slow")[0]
+    assert first["hint"] == "Ours: run the scheduler in its own process."
+
+
+def test_the_terminal_shows_each_finding_whole(built):
+    run = run_cli("report", "why", "--trace", "fast", "--vs", "slow", db=built, env={"COLUMNS": "120"})
+    assert run.returncode == 0, run.stderr
+    assert all(len(line) <= 120 for line in run.stdout.splitlines())
+    text = " ".join(run.stdout.split())
+    assert "in 1 gap(s) while its host runs " + FORWARD in text
+    assert "1. tracedb report host-frames --trace fast --vs slow" in run.stdout
+
+
+PAIRS = [("h100_timesformer", "mi300_timesformer"), ("h100_falconsai-vit", "mi300_falconsai-vit")]
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"corpus not found at {CORPUS}")
+@pytest.mark.parametrize("a, b", PAIRS)
+def test_real_pairs_add_up_and_each_next_command_runs(tmp_path, a, b):
+    db = tmp_path / "pair.duckdb"
+    run_cli("load", CORPUS / f"{a}.json.gz", CORPUS / f"{b}.json.gz", "--jobs", "1", db=db, check=True)
+    rows = _findings(db, "--trace", a, "--vs", b)
+    with tracedb.connect(db) as con:
+        span = {r["part"]: r for r in con.report("compare", trace=a, vs=b)["wall-clock"].records()}["span"]
+    assert sum(r["at_stake_ns"] for r in rows) == abs(span["a_ns"] - span["b_ns"])
+    assert rows[-1]["kind"] == "remainder" and all(r["at_stake_ns"] > 0 for r in rows[:-1])
+    for command in {r["next"] for r in rows}:
+        argv = shlex.split(command)
+        assert argv[:2] == ["tracedb", "report"]
+        run = run_cli(*argv[1:], db=db)
+        assert run.returncode == 0 and run.stdout.strip(), (command, run.stderr)
