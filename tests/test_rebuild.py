@@ -77,7 +77,11 @@ def test_an_older_database_is_rebuilt_with_every_row_and_comment(tmp_path):
             con.execute(f"INSERT INTO main.{table} SELECT * FROM source.main.{table}")
         con.execute("DETACH source")
         # the views, macros and rules as the file holds them (the upgrade then rebuilds the tables
-        # they read, and leaves them be: their files are unchanged)
+        # they read, and leaves them be: their files are unchanged); today's views also read the
+        # tables of the migrations after 14, which create them only where they are missing
+        for number, file in db.migrations():
+            if number > 14:
+                db.run_script(con, file.read_text(encoding="utf-8"))
         db._apply_views(con, db._views_fingerprint())
         views = {name: con.execute(sql).fetchall() for name, sql in VIEWS.items()}
         assert all(views.values())

@@ -116,6 +116,7 @@ def test_the_waiting_finding_says_where_the_wait_sits(built):
     wait = rows["collective waiting"]
     assert wait["b_detail"] == ("4 calls, median 20 µs, 2.00 ms waiting (2.00 ms of it in 1 calls above 10x the "
                                 "median, 1 of them the first or second collective of their step), sized by kernel shape")
+    assert wait["finding"].endswith("; the long calls follow the host stall of finding 1")
     transfer = rows["collective transfer"]
     assert "transfers for 20 µs a call (median) on slow against 10 µs on fast" in transfer["finding"]
 
@@ -190,3 +191,18 @@ def test_real_pairs_add_up_and_each_next_command_runs(tmp_path, a, b):
         assert argv[:2] == ["tracedb", "report"]
         run = run_cli(*argv[1:], db=db)
         assert run.returncode == 0 and run.stdout.strip(), (command, run.stderr)
+
+
+def test_a_phase_adds_up_to_its_steps_gap(tmp_path):
+    """With --phase, the findings add up to the gap of the phase's spans (compare_wall per phase)."""
+    from conftest import KINETO
+
+    db = tmp_path / "decode.duckdb"
+    a, b = "mi300_vllm_decode_hipgraph", "mi300x_sglang_qwen3-8b_decode"
+    run_cli("load", *[p for p in KINETO if p.name.split(".")[0] in (a, b)], "--jobs", "1", db=db, check=True)
+    rows = _findings(db, "--trace", a, "--vs", b, "--phase", "decode")
+    with tracedb.connect(db) as con:
+        (gap,) = con.sql(f"SELECT abs(a_ns - b_ns) FROM compare_wall('{a}', '{b}', 'decode') WHERE part = 'span'").rows[0]
+    assert gap > 0 and sum(r["at_stake_ns"] for r in rows) == gap
+    assert all(r["next"].endswith("--phase decode") for r in rows
+               if r["kind"] not in ("more kernels or calls", "less overlap", "exposed memcpy"))

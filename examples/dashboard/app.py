@@ -140,7 +140,7 @@ def main() -> None:
         st.error(str(exc))
 
 
-def findings(result: tracedb.Result) -> None:
+def why_list(result: tracedb.Result) -> None:
     """The why findings as a numbered list: time at stake, the sentence whole, the next command."""
     for row in result.records():
         stake = row["at_stake_ns"] / 1e6
@@ -179,7 +179,7 @@ def show(db: Path) -> None:
         with tabs[2]:
             compare = report(db, "compare", trace=a, vs=b)
             st.subheader("What to fix first")  # the causes of the gap, largest first (report why)
-            findings(compare["why"])
+            why_list(compare["why"])
             st.subheader("Wall-clock time")  # where the spans differ: idle time, each operation, ...
             side_by_side(compare["wall-clock"], "part", "a_ns", "b_ns", (a, b))
             table(compare["wall-clock"])

@@ -8,7 +8,7 @@
 --   priority  order of trial within a source (lower first); the first row of a kind is its hint
 --   kind      the finding's kind, as why_findings names it (host-bound idle, collective waiting, ...)
 --   hint      the hint, one or two sentences
-CREATE TABLE why_hints (
+CREATE TABLE IF NOT EXISTS why_hints (
     source   VARCHAR NOT NULL,
     priority INTEGER NOT NULL,
     kind     VARCHAR NOT NULL,
