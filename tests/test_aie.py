@@ -393,7 +393,7 @@ def test_report_params_override_and_errors(aie_db):
                              "--section", "per_iteration", "-f", "json", db=aie_db, check=True).stdout)
     assert [r["iteration_index"] for r in out] == [0, 1]
     assert out[1]["gmacs_per_second"] == pytest.approx(256 ** 3 * 1.0 / 570)
-    for args, message in [(("-p", "bogus=1"), "report aie-summary takes no --bogus"),
+    for args, message in [(("-p", "bogus=1"), "report aie-summary has no parameter bogus; its parameters: --trace (default all), M (default none)"),
                           (("-p", "M"), "expected KEY=VALUE"), (("-p", "trace=x"), "use --trace instead")]:
         proc = run_cli("report", "aie-summary", *args, db=aie_db)
         assert proc.returncode == 1 and message in proc.stderr and "Traceback" not in proc.stderr

@@ -448,7 +448,7 @@ def test_comparison_cli_errors(bert_db):
     for args, message in [
         (("report", "fusion", "--trace", "h100_bert-small"), "compares two traces: give --trace A --vs B"),
         (("report", "fusion", "--trace", "h100_bert-small", "--vs", "nope"), "no trace 'nope'"),
-        (("report", "ops", "--vs", "h100_bert-small"), "report ops takes no --vs"),
+        (("report", "ops", "--vs", "h100_bert-small"), "report ops has no parameter --vs (it reads one trace or all of them)"),
         (("report", "compare", "-t", "#1", "--vs", "#2", "--section", "nope"), "has no section 'nope'"),
     ]:
         proc = run_cli(*args, db=bert_db)

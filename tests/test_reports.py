@@ -154,7 +154,7 @@ def test_show_sql_and_user_errors(fixture_db):
     for args, message in [(("report", "nope"), "no report named 'nope'"),
                           (("report", "ops", "--trace", "missing"), "no trace 'missing'"),
                           (("report", "ops", "--phase", "warmup"), "phase 'warmup' is not one of"),
-                          (("report", "phases", "--limit", "3"), "report phases takes no --limit")]:
+                          (("report", "phases", "--limit", "3"), "report phases has no parameter --limit; its parameters: --trace (default all)")]:
         proc = run_cli(*args, db=fixture_db)
         assert proc.returncode == 1 and message in proc.stderr and "Traceback" not in proc.stderr
 

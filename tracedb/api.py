@@ -49,6 +49,8 @@ class Result:
     title: str | None = None
     wide: list[str] = field(default_factory=list)  # shown in a table or markdown only when asked for
     json_only: list[str] = field(default_factory=list)  # nested values: JSON only
+    # every row of the result when --limit showed fewer: the totals row sums these
+    total_rows: list[tuple] | None = None
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -117,15 +119,23 @@ class Result:
         if len(keep) == len(self.columns):
             return self
         return Result([self.columns[i] for i in keep], [tuple(r[i] for i in keep) for r in self.rows],
-                      self.formats, self.totals, self.notes, self.title)
+                      self.formats, self.totals, self.notes, self.title,
+                      total_rows=None if self.total_rows is None else
+                      [tuple(r[i] for i in keep) for r in self.total_rows])
 
     def text(self, fmt: Format | str = Format.table, width: int | None = None, wide: bool = False) -> str:
         """The table as the command line prints it (table, csv, json or markdown)."""
         out = _Text(width)
         r = self.shown(fmt, wide)
         render(r.columns, r.rows, fmt, title=r.title, out=out, formats=r.formats, totals=r.totals, notes=r.notes,
-               wide=wide)
+               wide=wide, total_rows=r.total_rows, total_label=r.total_label())
         return out.getvalue()
+
+    def total_label(self) -> str:
+        """The first cell of the totals row: 'total', or what it sums when rows are hidden."""
+        if self.total_rows is None or len(self.total_rows) <= len(self.rows):
+            return "total"
+        return f"total of {len(self.total_rows):,}, {len(self.rows):,} shown"
 
     def to_markdown(self) -> str:
         return self.text(Format.markdown)
@@ -397,6 +407,7 @@ class Database:
             return self._report(name, trace=trace, vs=vs, phase=phase, limit=limit, section=section, **params)
 
     def _report(self, name: str, *, trace, vs, phase, limit, section, **params: Any) -> ReportResult:
+        params_limit = limit  # as given: a section --limit is not for says so
         name, trace, vs, params = reportmod.route(name, trace, vs, params)
         report = reportmod.get(name)
         values = reportmod.bind(report, {"trace": trace, "vs": vs, "phase": phase, "limit": limit, **params})
@@ -413,9 +424,22 @@ class Database:
         labels = reportmod.trace_labels(self.con, values) if two else None
         names = reportmod.trace_names(self.con, values) if two else None
         out = {}
-        for sec, columns, rows in reportmod.run(self.con, report, values):
+        # With --limit, the totals are still the whole result's: the limited sections run again
+        # without it, and their totals rows sum every row.
+        results = reportmod.run(self.con, report, values)
+        limit, given_limit = values.get("limit"), params_limit
+        limited = limit is not None and not report.limit_folds and any(
+            "$limit" in sec.sql and len(rows) >= limit for sec, _, rows in results)
+        # (a limit no result reaches, rather than NULL: some reports default to a limit of their own)
+        every = {sec.name: rows for sec, _, rows in reportmod.run(self.con, report, {**values, "limit": 1 << 62})
+                 if "$limit" in sec.sql} if limited else {}
+        for sec, columns, rows in results:
             if section in (None, sec.name):
                 out[sec.name] = section_result(report, sec, columns, rows, labels)
+                if given_limit is not None and "$limit" not in sec.sql:
+                    out[sec.name].title += " (every row: --limit is for the main table)"
+                if len(every.get(sec.name, rows)) > len(rows):
+                    out[sec.name].total_rows = every[sec.name]
         leading = [s.name for s in report.sections if s.first and s.name in out]
         out = {name: out[name] for name in leading + [n for n in out if n not in leading]}
         return ReportResult(report, out, values, labels, names)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sys
+import textwrap
 import time
 from pathlib import Path
 from typing import Annotated, Callable, List, Optional
@@ -15,7 +17,7 @@ import typer
 from . import __version__, api, atomic, reports
 from .db import STORAGE_VERSION, default_path
 from .errors import Interrupted, TracedbError, is_interrupt
-from .render import Format, by_trace, render, to_json
+from .render import PIPE_WIDTH, Format, by_trace, render, to_json
 
 # The modules behind one command are imported by that command (a tiny load pays for nothing else).
 
@@ -292,6 +294,11 @@ def remove(
         say(f"tracedb: removed {name}")
 
 
+# Rows of one table a terminal shows when no --limit is given; the rest are counted, not printed
+# (printing 100,000 rows would take longer than the query that found them).
+TERMINAL_ROWS = 40
+
+
 @app.command("sql")
 def run_sql(
     query: Annotated[str, typer.Argument(help="SQL to run against the database (read-only).",
@@ -299,16 +306,30 @@ def run_sql(
     db: DbOption = None,
     fmt: FormatOption = Format.table,
     wide: WideOption = False,
+    limit: Annotated[Optional[int], typer.Option(min=0, help=f"Rows a table shows (default {TERMINAL_ROWS}; "
+                                                  "csv and json give every row).", show_default=False)] = None,
+    units: Annotated[bool, typer.Option("--units", help="Show *_ns columns as durations and *_bytes as sizes, "
+                                        "in a unit per column, as reports do.")] = False,
 ) -> None:
-    """Run a SQL query and print its rows. The query reads the database and nothing else: it cannot
-    write (the file is open read-only), read or write other files (COPY ... TO, EXPORT DATABASE,
-    ATTACH, read_csv), install or load extensions, or change settings. To save rows to a file, use
-    --format csv and redirect the output."""
+    """Run a SQL query and print its rows as they are stored. The query reads the database and
+    nothing else: it cannot write (the file is open read-only), read or write other files
+    (COPY ... TO, EXPORT DATABASE, ATTACH, read_csv), install or load extensions, or change
+    settings. To save rows to a file, use --format csv and redirect the output."""
     with api.connect(_db_path(db)) as database:
         database.lock_down()
         result = database.sql(query)
-    if result.columns:
-        _show(result, fmt, wide)
+    if not result.columns:
+        return
+    formats = {} if units else {c: "raw" for c in result.columns}  # numbers as stored, not as durations
+    rows = result.rows
+    if fmt in (Format.table, Format.markdown):
+        shown = TERMINAL_ROWS if limit is None else limit
+        render(result.columns, rows[:shown], fmt, title=result.title, formats=formats, wide=wide)
+        if len(rows) > shown:
+            typer.echo(f"  {len(rows):,} rows, {shown:,} shown: --limit N shows N, --format csv or json all of them\n")
+        return
+    render(result.columns, rows if limit is None else rows[:limit], fmt, title=result.title, formats=formats,
+           wide=wide)
 
 
 @app.command("schema")
@@ -335,23 +356,41 @@ def schema(
 @app.command("reports")
 def list_reports(fmt: FormatOption = Format.table) -> None:
     """List the reports with their parameters."""
-    rows = []
-    for r in reports.available().values():
-        params = ", ".join(f"--{p.name} (required)" if r.compares and (p.name == "trace" or p.name == "vs" and r.needs_vs)
-                           else f"{_flag(p.name)} (default {_default(p)})"
-                           for p in r.params.values())
-        rows.append([r.name, r.summary, params])
-    render(["report", "summary", "parameters"], rows, fmt, title="Reports")
+    rows = [[r.name, r.summary, _params_text(r)] for r in reports.available().values()]
+    if fmt is not Format.table:
+        render(["report", "summary", "parameters"], rows, fmt, title="Reports")
+        return
+    # a list, each summary whole: a table would cut it, or leave the parameters out
+    width = max(60, (shutil.get_terminal_size((PIPE_WIDTH, 24)).columns if sys.stdout.isatty()
+                     else int(os.environ.get("COLUMNS", PIPE_WIDTH)) if os.environ.get("COLUMNS", "").isdigit()
+                     else PIPE_WIDTH))
+    lines = ["Reports", ""]
+    for name, summary, params in rows:
+        lines.append(name)
+        lines += textwrap.wrap(summary, width, initial_indent="    ", subsequent_indent="    ")
+        lines += textwrap.wrap(f"parameters: {params}", width, initial_indent="    ", subsequent_indent="      ")
+        lines.append("")
+    typer.echo("\n".join(lines).rstrip() + "\n")
 
 
-def _default(param: reports.Param) -> str:
-    if param.default is not None:
-        return str(param.default)
-    return "all" if param.name in ("trace", "phase", "limit") else "from the trace, else the report's"
+def _params_text(r: reports.Report) -> str:
+    """A report's parameters as given on the command line, each default said once: the -p
+    parameters that share a default are listed together."""
+    parts, shared = [], {}
+    for p in r.params.values():
+        if p.name in NAMED_PARAMS:
+            required = r.compares and (p.name == "trace" or (p.name == "vs" and r.needs_vs))
+            parts.append(f"{_flag(p.name)} (required)" if required else f"{_flag(p.name)} (default {_default(p)})")
+        else:
+            shared.setdefault(_default(p), []).append(p.name)
+    parts += [f"-p {'/'.join(names)}=... (default {default})" for default, names in shared.items()]
+    return "; ".join(parts) or "none"
 
 
-# Report parameters with options of their own; any other is given as -p KEY=VALUE.
-NAMED_PARAMS = ("trace", "vs", "phase", "limit", "forward_passes", "mapping")
+_default = reports.default_text
+
+
+NAMED_PARAMS = reports.OPTION_PARAMS  # report parameters with options of their own; others: -p KEY=VALUE
 
 
 def _flag(param: str) -> str:
@@ -482,28 +521,30 @@ def _print_report(result: "api.ReportResult", fmt: Format, wide: bool = False, b
                        wide=wide)
 
 
-# Rows of one table a terminal shows when no --limit is given; the rest are counted, not printed
-# (printing 100,000 rows would take longer than the query that found them).
-TERMINAL_ROWS = 40
-
-
 def _print_section(r: "api.Result", fmt: Format, bounded: bool, by_side: bool, wide: bool = False) -> None:
     if fmt in (Format.csv, Format.json) or not by_side or "trace" not in r.columns or not r.rows:
-        _render_bounded(r.columns, r.rows, fmt, r.title, r.formats, r.totals, r.notes, bounded, wide)
+        _render_bounded(r.columns, r.rows, fmt, r.title, r.formats, r.totals, r.notes, bounded, wide, r.total_rows)
         return
     shown, groups = by_trace(r.columns, r.rows)
+    every = by_trace(r.columns, r.total_rows)[1] if r.total_rows is not None else {}
     title = r.title.split(": ", 1)[0]  # the report and section; the trace replaces the summary
     for trace_name, group in groups.items():
-        _render_bounded(shown, group, fmt, f"{title} — {trace_name}", r.formats, r.totals, r.notes, bounded, wide)
+        _render_bounded(shown, group, fmt, f"{title} — {trace_name}", r.formats, r.totals, r.notes, bounded, wide,
+                        every.get(trace_name))
 
 
 def _render_bounded(columns, rows, fmt: Format, title, formats, totals, notes, bounded: bool,
-                    wide: bool = False) -> None:
+                    wide: bool = False, every: list | None = None) -> None:
+    """Render rows, the first TERMINAL_ROWS when bounded; the totals row sums every row (every:
+    all the rows of the result, when --limit showed fewer) and says how many when some are hidden."""
+    every = rows if every is None or len(every) <= len(rows) else every
     if not bounded or len(rows) <= TERMINAL_ROWS:
-        render(columns, rows, fmt, title=title, formats=formats, totals=totals, notes=notes, wide=wide)
+        label = "total" if len(every) == len(rows) else f"total of {len(every):,}, {len(rows):,} shown"
+        render(columns, rows, fmt, title=title, formats=formats, totals=totals, notes=notes, wide=wide,
+               total_rows=every, total_label=label)
         return
     render(columns, rows[:TERMINAL_ROWS], fmt, title=title, formats=formats, totals=totals, notes=notes,
-           total_rows=rows, total_label=f"total of {len(rows):,}", wide=wide)
+           total_rows=every, total_label=f"total of {len(every):,}, {TERMINAL_ROWS} shown", wide=wide)
     typer.echo(f"  {len(rows) - TERMINAL_ROWS:,} more rows not shown: --limit N shows N, "
                "--format csv or json all of them\n")
 

@@ -67,6 +67,8 @@ def display(column: str, value: Any, fmt: str | None = None) -> str:
                          for name, share in map(names.split_share, value.split("; ")))
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if fmt == "raw" and isinstance(value, (int, float, decimal.Decimal)):
+        return str(value)  # as stored: every digit, no separators, no unit
     if isinstance(value, (int, float, decimal.Decimal)):
         fmt = format_of(column, fmt)
         if fmt == "duration":
@@ -97,7 +99,7 @@ def display(column: str, value: Any, fmt: str | None = None) -> str:
 
 def column_unit(column: str, values: Sequence[Any], fmt: str | None) -> tuple[str, str, float] | None:
     """For a table: the header that names a numeric column's unit, the unit and its scale (the
-    largest value's), or None for a column whose cells keep their own text."""
+    largest value's), or None for a column whose cells keep their own text (format raw: as stored)."""
     fmt = format_of(column, fmt)
     numbers = [abs(float(v)) for v in values if _is_number(v)]
     if fmt == "percent":
@@ -246,14 +248,15 @@ def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: Format | 
         total_full[0] = total_full[0] or total_label
     natural = [max([len(headers[i]), *(len(r[i]) for r in full), len(total_full[i]) if total_full else 0])
                for i in range(len(columns))]
-    cuttable = [kernel[i] or (not numeric[i] and natural[i] > MIN_CUT) for i in range(len(columns))]
+    whole = [columns[i] in IDENTIFIERS and not kernel[i] for i in range(len(columns))]
+    cuttable = [not whole[i] and (kernel[i] or (not numeric[i] and natural[i] > MIN_CUT)) for i in range(len(columns))]
     # a last column of text (a description, a note, a path) folds into lines rather than being cut
     last = len(columns) - 1
     fold = last if columns and cuttable[last] and not kernel[last] else None
     floors = [max(FOLD_MIN if i == fold else MIN_CUT, len(headers[i])) if cuttable[i] else natural[i]
               for i in range(len(columns))]
     floors = [min(f, n) for f, n in zip(floors, natural)]
-    widths, dropped = fit_columns(natural, floors, width, keep_all=wide)
+    widths, dropped = fit_columns(natural, floors, width, keep_all=wide, kept=whole)
     shown = [i for i in range(len(columns)) if i not in dropped]
     if fold in shown:  # the room left goes to the folding column
         room = width - 3 * len(shown) - 1 - sum(widths[i] for i in shown)
@@ -282,6 +285,14 @@ def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: Format | 
                       "(--wide, csv and json show every column)", highlight=False, markup=False)
 
 
+# The width of a table sent to a pipe or a file when $COLUMNS says none: a terminal's common width.
+PIPE_WIDTH = 120
+
+# Columns holding what a person types next or goes to: trace and report names, Python frames
+# (file(line): function). A table never cuts them; other columns give way first.
+IDENTIFIERS = frozenset({"trace", "name", "report", "frame", "a_name", "b_name", "where", "trace_a", "trace_b",
+                         "a_trace", "b_trace", "capture", "window"})
+
 # The least room a cut text keeps in a table, and a folding last column (a header keeps its own
 # length, whatever these say).
 MIN_CUT = 16
@@ -289,24 +300,27 @@ FOLD_MIN = 32
 
 
 def fit_columns(natural: Sequence[int], floors: Sequence[int], width: int,
-                keep_all: bool = False) -> tuple[list[int], list[int]]:
+                keep_all: bool = False, kept: Sequence[bool] = ()) -> tuple[list[int], list[int]]:
     """The width of each column of a table that must fit `width` characters (a rich table with
     SIMPLE_HEAVY box: 3 characters per column and 1 more), and the columns left out: columns whose
     floor is below their natural width are cut, the widest first, no lower than their floor; when
-    that is not enough, columns are left out from the right (never the first). keep_all: every
+    that is not enough, columns are left out from the right (never the first, nor a kept one:
+    an identifier, shown whole even where the line then runs past the width). keep_all: every
     column at its natural width, however wide."""
     n = len(natural)
     if keep_all:
         return list(natural), []
+    kept = list(kept) or [False] * n
     dropped: list[int] = []
     while True:
         shown = [i for i in range(n) if i not in dropped]
         budget = width - 3 * len(shown) - 1
         if sum(natural[i] for i in shown) <= budget:
             return list(natural), dropped
-        if sum(floors[i] for i in shown) <= budget or len(shown) == 1:
+        droppable = [i for i in shown[1:] if not kept[i]]
+        if sum(floors[i] for i in shown) <= budget or not droppable:
             return _cut_to(natural, floors, shown, budget), dropped
-        dropped.insert(0, shown[-1])  # the rightmost column still shown
+        dropped.append(droppable[-1])  # the rightmost column that may go
         dropped.sort()
 
 
@@ -361,12 +375,12 @@ def column_totals(columns: Sequence[str], rows: Sequence[Sequence[Any]], totals:
 
 
 def _width(out) -> int | None:
-    # A terminal gets its own width; a pipe the width $COLUMNS says, else wide unwrapped lines
-    # (an output that states its own width, as the Python API's text buffers may, gets that).
+    # A terminal gets its own width; a pipe the width $COLUMNS says, else PIPE_WIDTH (an output
+    # that states its own width, as the Python API's text buffers may, gets that).
     if getattr(out, "width", None):
         return out.width
     if getattr(out, "isatty", lambda: False)():
         return None
     columns = os.environ.get("COLUMNS", "")
-    return max(40, int(columns)) if columns.isdigit() else 200  # narrower than 40 fits nothing
+    return max(40, int(columns)) if columns.isdigit() else PIPE_WIDTH  # narrower than 40 fits nothing
 

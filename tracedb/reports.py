@@ -37,6 +37,9 @@ A report may print several tables: each further SELECT starts with its own heade
 
 A report with a `vs` parameter compares two traces ($trace is A, $vs is B) and needs both, unless
 its header has a line `-- Alone: what it gives for one trace` (why: one trace against its ideal).
+With --limit, a report's totals rows are still its whole result's (the limited sections run again
+without it), unless its header has a line `-- Limit: ...` saying the rows past the limit are
+summed in a last row of their own.
 """
 
 from __future__ import annotations
@@ -104,6 +107,9 @@ class Report:
     params: dict[str, Param] = field(default_factory=dict)
     sections: list[Section] = field(default_factory=list)
     alone: str | None = None  # what the report gives for --trace alone, when it takes --vs too
+    # a header line "Limit: ...": rows past --limit are summed in a last row of the result, whose
+    # totals are then the whole result's already (why: the remainder)
+    limit_folds: bool = False
 
     def section(self, name: str) -> Section:
         """The section of that name, or a TracedbError listing those there are."""
@@ -233,6 +239,8 @@ def _parse_header(path: Path, report: Report, section: Section, header: list[tup
                 section.first = True
             elif part == "summary" and stripped.lower().startswith("alone:") and allow_params:
                 report.alone = stripped.split(":", 1)[1].strip()
+            elif part == "summary" and stripped.lower().startswith("limit:") and allow_params:
+                report.limit_folds = True
             elif part == "summary" and stripped.lower().startswith("chart:"):
                 m = re.match(r"^chart:\s*(\w+(?:\+\w+)*)\s*->\s*(\w+(?:,\w+)*)"
                              r"(?:\s+by\s+(\w+)|\s+(stacked|roofline)\b)?\s+(.+)$", stripped, re.I)
@@ -281,6 +289,35 @@ def get(name: str) -> Report:
     return reports[name]
 
 
+# Parameters with options of their own on the command line; any other is given as -p KEY=VALUE.
+OPTION_PARAMS = ("trace", "vs", "phase", "limit", "forward_passes", "mapping")
+
+
+def default_text(param: Param) -> str:
+    """A parameter's default as a person reads it: 'all' for no trace, phase or limit."""
+    if param.default is not None:
+        return str(param.default)
+    return "all" if param.name in ("trace", "phase", "limit") else "none"
+
+
+def _given_as(param: str) -> str:
+    return "--" + param.replace("_", "-") if param in OPTION_PARAMS else param
+
+
+def _typed(report: Report, name: str, value: Any) -> Any:
+    """A given value of the type the parameter's default has (a number for a numeric default), or
+    one line naming the parameter and the type it wants."""
+    default = report.params[name].default
+    if not isinstance(default, (int, float)) or isinstance(default, bool) or isinstance(value, (int, float)):
+        return value
+    want = "a whole number" if isinstance(default, int) else "a number"
+    try:
+        return int(str(value)) if isinstance(default, int) else float(str(value))
+    except ValueError:
+        raise TracedbError(f"report {report.name}: {_given_as(name)} is {want} (default {default}), "
+                           f"not {str(value)[:40]!r}") from None
+
+
 def bind(report: Report, given: dict[str, Any]) -> dict[str, Any]:
     """The report's parameters: defaults overridden by the given values that are not None.
     phase 'all' means every phase."""
@@ -290,10 +327,11 @@ def bind(report: Report, given: dict[str, Any]) -> dict[str, Any]:
     unknown = [k for k, v in given.items() if v is not None and k not in report.params]
     if unknown:
         hint = " (it reads one trace or all of them)" if unknown == ["vs"] else ""
-        raise TracedbError(f"report {report.name} takes no {', '.join('--' + u.replace('_', '-') for u in unknown)}{hint} "
-                           f"(parameters: {', '.join(report.params) or 'none'})")
+        listed = ", ".join(f"{_given_as(n)} (default {default_text(p)})" for n, p in report.params.items())
+        raise TracedbError(f"report {report.name} has no parameter {', '.join(_given_as(u) for u in unknown)}{hint}; "
+                           f"its parameters: {listed or 'none'}")
     values = {name: p.default for name, p in report.params.items()}
-    values.update({k: v for k, v in given.items() if v is not None})
+    values.update({k: _typed(report, k, v) for k, v in given.items() if v is not None})
     if "traces" in report.params:
         if isinstance(values.get("traces"), str):
             values["traces"] = [values["traces"]]

@@ -8,6 +8,8 @@ integer for an id.
 
 from __future__ import annotations
 
+import difflib
+
 import duckdb
 
 from .errors import TracedbError
@@ -31,8 +33,23 @@ def find(con: duckdb.DuckDBPyConnection, want: str) -> tuple[int, str]:
     rows = con.execute("SELECT trace_id, name FROM traces WHERE is_trace(name, trace_id, ?) ORDER BY trace_id",
                        [want]).fetchall()
     if not rows:
-        raise TracedbError(f"no trace {want!r} (see: tracedb ls; an id is written {ID_MARK}ID)")
+        near = suggestions(con, want)
+        hint = f"; did you mean {', '.join(repr(n) for n in near)}?" if near else " (see: tracedb ls"
+        raise TracedbError(f"no trace {want!r}{hint}" + ("" if near else f"; an id is written {ID_MARK}ID)"))
     if len(rows) > 1:  # a name beginning with "#", from a database made before names were checked
         raise TracedbError(f"{want!r} names {len(rows)} traces (ids {', '.join(str(r[0]) for r in rows)}); "
                            "a name beginning with # predates the rule: load that trace again under another name")
     return rows[0]
+
+
+SUGGESTED = 5  # names a "did you mean" lists at most
+
+
+def suggestions(con: duckdb.DuckDBPyConnection, want: str) -> list[str]:
+    """Names of loaded traces the user may have meant: those the text begins, then those it
+    resembles (difflib's ratio of 0.6 and more), SUGGESTED at most."""
+    names = [r[0] for r in con.execute("SELECT name FROM traces ORDER BY trace_id").fetchall()]
+    text = str(want)
+    starting = [n for n in names if n.startswith(text) or text in n]
+    alike = [n for n in difflib.get_close_matches(text, names, n=SUGGESTED, cutoff=0.6) if n not in starting]
+    return (starting + alike)[:SUGGESTED]

@@ -8,6 +8,7 @@
 -- matched the other side is its time at stake. The findings with the remainder add up to the gap of
 -- the spans. Where the trace records no message sizes, calls of one collective kernel shape in a
 -- phase are taken for one size.
+-- Limit: the findings past --limit are summed in the remainder, the last row
 -- Alone: the trace against its own ideal (idle against none, each modelled operation against its device's roofline, waiting in collectives against none)
 -- Parameters:
 --   trace = NULL      trace A (name or #id)
