@@ -66,7 +66,7 @@ def chart_rows(app, spec: dict) -> list[dict]:
 
 def test_dashboard_shows_every_page(db, monkeypatch):
     app = run_app(db, monkeypatch)
-    assert [t.label for t in app.tabs] == ["Traces", "Operations", "Compare", "Fusion", "Layer gaps", "AIE iterations"]
+    assert [t.label for t in app.tabs] == ["Traces", "Operations", "Compare", "Timeline", "Fusion", "Layer gaps", "AIE iterations"]
     assert not app.error
     traces = frame_with(app, "platform")
     assert traces.name.tolist() == [*PAIR, "nv", "amd", "mlir-aie_parse-trace_test1"]
@@ -123,6 +123,23 @@ def test_steps_stand_as_stacked_bars(db, monkeypatch):
     assert "No steps to chart." in [i.value for i in app.info]
 
 
+def test_the_timeline_shows_where_each_sides_idle_time_sits(db, monkeypatch):
+    """The Timeline tab: the steps of A and B, then each side's idle gaps by cause and frame, as the
+    gaps report finds them (gaps of 20 µs and more)."""
+    app = run_app(db, monkeypatch)
+    headers = [h.value for h in app.subheader]
+    assert f"Idle gaps — A: {PAIR[0]}" in headers and f"Idle gaps — B: {PAIR[1]}" in headers
+    idle = [c for c in charts(app) if c["encoding"]["y"]["field"] == "finding" and "idle" in c["encoding"]["x"]["title"]]
+    assert len(idle) == 2
+    with tracedb.connect(db) as con:
+        gaps = con.report("gaps", trace=PAIR[0], min_gap_us=20).main.records()
+    drawn = chart_rows(app, idle[0])
+    unit = idle[0]["encoding"]["x"]["field"]
+    assert [v["finding"] for v in drawn] == [f"{g['cause']} · {g['frame'] or '(no frame)'}" for g in gaps[:15]]
+    assert sum(v[unit] for v in drawn) == pytest.approx(sum(g["idle_ns"] for g in gaps[:15]) / UNITS[unit.split()[-1]],
+                                                        rel=1e-6)
+
+
 def test_dashboard_compares_the_chosen_pair(db, monkeypatch):
     app = run_app(db, monkeypatch, trace_a="nv", trace_b="amd")
     findings = next(m for m in app.metric if m.label == "Findings")
@@ -177,7 +194,7 @@ def test_dashboard_renders_in_a_headless_browser(db, tmp_path):
     finally:
         server.terminate()
         server.wait(timeout=30)
-    for tab in ("Traces", "Operations", "Compare", "Fusion", "Layer gaps", "AIE iterations"):
+    for tab in ("Traces", "Operations", "Compare", "Timeline", "Fusion", "Layer gaps", "AIE iterations"):
         assert f"<p>{tab}</p>" in dom, tab
     assert "h100_bert-small" in dom and "mi300_bert-small" in dom  # the pair chosen in the sidebar
     assert dom.count("stDataFrame") > 0 and "stException" not in dom and "Traceback" not in dom

@@ -170,3 +170,80 @@ def test_html_has_a_table_per_trace_and_never_overwrites_the_database(db, tmp_pa
     proc = run_cli("report", "ops", "--format", "csv", "-o", db, db=db)
     assert proc.returncode == 1 and "is the database itself" in proc.stderr
     assert run_cli("ls", db=db).returncode == 0
+
+
+class Cells(HTMLParser):
+    """Every table cell's class and text, every table header's text, and every chart label (its x
+    and text): what a reader sees of numbers and names."""
+
+    def __init__(self):
+        super().__init__()
+        self.cells: list[tuple[str | None, str]] = []
+        self.headers: list[list[str]] = []
+        self.labels: list[tuple[float, str]] = []
+        self._in: str | None = None
+        self._attrs: dict = {}
+        self._text = ""
+        self._title = False  # inside a <title>: shown on hover, not drawn
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self.headers.append([])
+        self._title = self._title or tag == "title"
+        if tag in ("td", "th") or (tag == "text" and dict(attrs).get("text-anchor") == "end"):
+            self._in, self._attrs, self._text = tag, dict(attrs), ""
+
+    def handle_data(self, data):
+        if self._in and not self._title:
+            self._text += data
+
+    def handle_endtag(self, tag):
+        if tag == "title":
+            self._title = False
+        if tag != self._in:
+            return
+        if tag == "td":
+            self.cells.append((self._attrs.get("class"), self._text))
+        elif tag == "th":
+            self.headers[-1].append(self._text)
+        else:
+            self.labels.append((float(self._attrs["x"]), self._text))
+        self._in = None
+
+
+NUMBER = r"[-<>]?[\d,]+(\.\d+)?(x| %)?"
+
+
+def test_numbers_never_wrap_and_a_pair_shares_its_unit(db, tmp_path):
+    import re
+
+    from tracedb import html
+
+    page = tmp_path / "compare.html"
+    run_cli("report", "compare", *RUNS["compare"], "--format", "html", "-o", page, db=db, check=True)
+    cells = Cells()
+    cells.feed(page.read_text(encoding="utf-8"))
+    numbers = [(cls, text) for cls, text in cells.cells if re.fullmatch(NUMBER, text.strip())]
+    assert numbers and all(cls == "num" for cls, _ in numbers)  # a number's cell never wraps (td.num)
+    assert re.search(r"td\.num \{[^}]*white-space: nowrap", html.STYLE) and re.search(r"th \{[^}]*nowrap", html.STYLE)
+    assert "anywhere" not in html.STYLE  # words break only where they must, never inside a number
+    for header in cells.headers:
+        units = {h.split(" ", 1)[0]: h.split(" ", 1)[1] for h in header if " " in h}
+        for name, unit in units.items():
+            if name.startswith("a_") and "b_" + name[2:] in units:
+                assert units["b_" + name[2:]] == unit, header
+    # chart labels are right-aligned at x and about 7 px a character: none starts left of the chart
+    assert cells.labels and all(len(text) * 7 <= x + 2 for x, text in cells.labels)
+
+
+def test_a_long_table_is_limited_with_a_note(db, tmp_path, monkeypatch):
+    from tracedb import html
+
+    monkeypatch.setattr(html, "MAX_ROWS", 5)
+    page = tmp_path / "alignment.html"
+    run_cli("report", "alignment", *RUNS["alignment"], "--format", "html", "-o", page, db=db, check=True)
+    text = page.read_text(encoding="utf-8")
+    parsed = Page()
+    parsed.feed(text)
+    assert max(len(rows) for rows in parsed.tables) <= 5 + 2  # header, five rows, totals
+    assert "The first 5 of " in text and "--format csv or json gives them all" in text

@@ -368,8 +368,8 @@ class Database:
         return self._query(
             "SELECT trace_id, name, format, platform, device_name, event_count AS events, "
             "rejected_count AS rejected, complete, problem, loaded_at, source_path "
-            # a lake's ids are the seconds when each load began: its traces are listed in the order they landed
-            f"FROM traces ORDER BY {'loaded_at, ' if self.lake else ''}trace_id", title="Traces")
+            # a lake's traces land in any order (writers in parallel, ids the seconds each began): by name
+            f"FROM traces ORDER BY {'name, ' if self.lake else ''}trace_id", title="Traces")
 
     def objects(self) -> Result:
         """The tables and views, with what each holds."""

@@ -14,9 +14,12 @@ from html import escape
 from typing import Any, Sequence
 
 from . import names
-from .render import by_trace, column_totals, column_unit, display, in_unit
+from .render import by_trace, column_totals, display, in_unit, shared_units
 
 MAX_BARS = 40
+# Rows of one table a page shows: the rest are counted under it (a page of thousands of rows is
+# too large for a browser's full-page capture; csv and json give every row)
+MAX_ROWS = 200
 # Characters of a kernel name shown in a table cell (the whole name is its title, on hover).
 KERNEL_CHARS = 64
 COLORS = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948")
@@ -28,12 +31,21 @@ h1 { font-size: 1.5em; margin-bottom: 0.2em; } h2 { font-size: 1.2em; margin-top
 p.meta { color: #666; margin-top: 0; }
 table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 13px; }
 th, td { padding: 3px 8px; border-bottom: 1px solid #ddd; text-align: left; vertical-align: top; }
-td { max-width: 36em; overflow-wrap: anywhere; } td span[title] { cursor: help; }
-th { background: #f4f4f4; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td { max-width: 36em; overflow-wrap: break-word; } td span[title] { cursor: help; }
+th { background: #f4f4f4; white-space: nowrap; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 tr.total td { font-weight: bold; border-top: 2px solid #999; }
 ul.notes { color: #444; } figure { margin: 1em 0; } figcaption { font-weight: 600; margin-bottom: 0.3em; }
 svg text { font: 12px system-ui, sans-serif; fill: #222; }
 """
+
+
+def _label_room(labels: Sequence[str]) -> tuple[int, int]:
+    """The width of a chart's label column and the characters a label keeps in it: as wide as the
+    longest label needs (7 px a character at 12 px), between LABEL_W / 2 and 420 px, so that no
+    label is clipped at the left edge."""
+    chars = min(max((len(str(x)) for x in labels), default=1), 58)
+    return max(LABEL_W // 2, chars * 7 + 14), chars
 
 
 def _short(text: str, n: int = 40) -> str:
@@ -56,39 +68,40 @@ def bar_chart(title: str, labels: Sequence[str], series: dict[str, Sequence[floa
     legend by legend[series], else by the series itself)."""
     legend = legend or {}
     labels = list(labels)[:MAX_BARS]
+    label_w, chars = _label_room(labels)
     names = list(series)
     values = {n: [float(v) if v is not None else 0.0 for v in list(series[n])[: len(labels)]] for n in names}
     everything = [v for n in names for v in values[n]] or [0.0]
     low, high = min(0.0, *everything), max(0.0, *everything)
     span = (high - low) or 1.0
-    zero_x = LABEL_W + (0 - low) / span * PLOT_W
+    zero_x = label_w + (0 - low) / span * PLOT_W
     group_h = len(names) * ROW_H + BAR_GAP * 2
     legend_h = 24 if len(names) > 1 else 0
     height = legend_h + len(labels) * group_h + 10
-    width = LABEL_W + PLOT_W + VALUE_W
+    width = label_w + PLOT_W + VALUE_W
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">']
     for i, name in enumerate(names if len(names) > 1 else []):
-        x = LABEL_W + i * 260
+        x = label_w + i * 260
         out.append(f'<rect x="{x}" y="4" width="12" height="12" fill="{COLORS[i % len(COLORS)]}"/>'
                    f'<text x="{x + 16}" y="14">{escape(legend.get(name, name))}</text>')
     for row, label in enumerate(labels):
         top = legend_h + row * group_h + BAR_GAP
-        out.append(f'<text x="{LABEL_W - 6}" y="{top + group_h / 2 + 4:.1f}" text-anchor="end">'
-                   f'<title>{escape(label)}</title>{escape(_short(label))}</text>')
+        out.append(f'<text x="{label_w - 6}" y="{top + group_h / 2 + 4:.1f}" text-anchor="end">'
+                   f'<title>{escape(label)}</title>{escape(_short(label, chars))}</text>')
         for i, name in enumerate(names):
             given = list(series[name])[row] if row < len(series[name]) else None
             v = values[name][row] if row < len(values[name]) else 0.0
-            x0, x1 = sorted((zero_x, LABEL_W + (v - low) / span * PLOT_W))
+            x0, x1 = sorted((zero_x, label_w + (v - low) / span * PLOT_W))
             y = top + i * ROW_H
             if given is None:  # no value: no bar, and said so
-                out.append(f'<text x="{LABEL_W + PLOT_W + 6}" y="{y + ROW_H - 8}">–</text>')
+                out.append(f'<text x="{label_w + PLOT_W + 6}" y="{y + ROW_H - 8}">–</text>')
                 continue
             text = display(name, v, formats.get(name))
             out.append(f'<rect x="{x0:.1f}" y="{y}" width="{max(x1 - x0, 0.5):.1f}" height="{ROW_H - 4}" '
                        f'fill="{COLORS[i % len(COLORS)]}"><title>{escape(label)} · {escape(legend.get(name, name))}: '
                        f'{escape(text)}</title></rect>'
-                       f'<text x="{LABEL_W + PLOT_W + 6}" y="{y + ROW_H - 8}">{escape(text)}</text>')
+                       f'<text x="{label_w + PLOT_W + 6}" y="{y + ROW_H - 8}">{escape(text)}</text>')
     out.append(f'<line x1="{zero_x:.1f}" y1="{legend_h}" x2="{zero_x:.1f}" y2="{height - 6}" stroke="#888"/>')
     out.append("</svg>")
     return "\n".join(out)
@@ -100,6 +113,7 @@ def stacked_chart(title: str, labels: Sequence[str], series: dict[str, Sequence[
     to end, the whole bar's total written beside it: the parts of a step's wall-clock time."""
     legend = legend or {}
     labels = list(labels)[:MAX_BARS]
+    label_w, chars = _label_room(labels)
     names = list(series)
     values = {n: [max(float(v), 0.0) if v is not None else 0.0 for v in list(series[n])[: len(labels)]]
               for n in names}
@@ -107,19 +121,19 @@ def stacked_chart(title: str, labels: Sequence[str], series: dict[str, Sequence[
     scale = PLOT_W / (max(totals, default=0.0) or 1.0)
     legend_h = 24
     height = legend_h + len(labels) * ROW_H + 10
-    width = LABEL_W + PLOT_W + VALUE_W
+    width = label_w + PLOT_W + VALUE_W
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">']
     for i, name in enumerate(names):
-        x = LABEL_W + i * 150
+        x = label_w + i * 150
         out.append(f'<rect x="{x}" y="4" width="12" height="12" fill="{COLORS[i % len(COLORS)]}"/>'
                    f'<text x="{x + 16}" y="14">{escape(legend.get(name, name))}</text>')
     unit_of = next(iter(names), "")
     for row, label in enumerate(labels):
         y = legend_h + row * ROW_H
-        out.append(f'<text x="{LABEL_W - 6}" y="{y + ROW_H - 8}" text-anchor="end">'
-                   f'<title>{escape(label)}</title>{escape(_short(label))}</text>')
-        x = float(LABEL_W)
+        out.append(f'<text x="{label_w - 6}" y="{y + ROW_H - 8}" text-anchor="end">'
+                   f'<title>{escape(label)}</title>{escape(_short(label, chars))}</text>')
+        x = float(label_w)
         for i, name in enumerate(names):
             w = values[name][row] * scale
             if w > 0:
@@ -129,7 +143,7 @@ def stacked_chart(title: str, labels: Sequence[str], series: dict[str, Sequence[
                            f'{escape(legend.get(name, name))}: {escape(text)}</title></rect>')
             x += w
         total = display(unit_of, totals[row], formats.get(unit_of))
-        out.append(f'<text x="{LABEL_W + PLOT_W + 6}" y="{y + ROW_H - 8}">{escape(total)}</text>')
+        out.append(f'<text x="{label_w + PLOT_W + 6}" y="{y + ROW_H - 8}">{escape(total)}</text>')
     out.append("</svg>")
     return "\n".join(out)
 
@@ -203,8 +217,10 @@ def _table(columns: Sequence[str], rows: Sequence[Sequence[Any]], formats: dict[
     names.prepare_columns(columns, rows, formats)
     numeric = {c for c in shown if formats.get(c, "text") not in ("text",)}
     sums = column_totals(columns, rows, totals) if rows and any(c in totals for c in shown) else None
-    units = {c: column_unit(c, [r[i] for r in rows] + ([sums[i]] if sums else []), formats.get(c))
-             for c, i in zip(shown, at)}
+    every = shared_units(columns, list(rows) + ([sums] if sums else []), formats)  # a_ and b_ in one unit
+    units = {c: every[i] for c, i in zip(shown, at)}
+    total_rows = len(rows)
+    rows = rows[:MAX_ROWS]
 
     def cell(c: str, value: Any) -> str:
         if value is None:
@@ -228,6 +244,9 @@ def _table(columns: Sequence[str], rows: Sequence[Sequence[Any]], formats: dict[
                         for n, (c, i) in enumerate(zip(shown, at)))
         out.append(f'<tr class="total">{cells}</tr>')
     out.append("</tbody></table>")
+    if total_rows > len(rows):
+        out.append(f'<p class="meta">The first {len(rows):,} of {total_rows:,} rows (the totals are '
+                   'every row\'s); --format csv or json gives them all.</p>')
     note_lines = [f"{display(columns[0], r[0])}: {r[columns.index(n)]}" for r in rows for n in notes
                   if n in columns and r[columns.index(n)]]
     if note_lines:

@@ -49,10 +49,12 @@ def table(result: tracedb.Result) -> pd.DataFrame:
     for name in frame.columns:
         if shown.formats.get(name) == "ratio":
             config[name] = st.column_config.NumberColumn(format="%.2fx")
-        elif name.endswith(" %"):
+        elif name.endswith(" %") or shown.formats.get(name) == "percent":
             config[name] = st.column_config.NumberColumn(format="%.1f")
-        elif name.endswith(UNITS):
-            config[name] = st.column_config.NumberColumn(format="%.2f")
+        elif name.endswith(UNITS) or pd.api.types.is_float_dtype(frame[name]):
+            config[name] = st.column_config.NumberColumn(format="%.2f")  # GMAC/s, TFLOP/s, ... as the terminal
+        elif frame[name].dtype == object:
+            frame[name] = frame[name].where(frame[name].notna(), "")  # no value: an empty cell, not "None"
     st.dataframe(frame, hide_index=True, column_config=config)
     return frame
 
@@ -149,7 +151,7 @@ def why_list(result: tracedb.Result) -> None:
 
 
 def show(db: Path) -> None:
-    tabs = st.tabs(["Traces", "Operations", "Compare", "Fusion", "Layer gaps", "AIE iterations"])
+    tabs = st.tabs(["Traces", "Operations", "Compare", "Timeline", "Fusion", "Layer gaps", "AIE iterations"])
     with tracedb.connect(db) as con:
         traces = con.sql("SELECT t.name, t.format, t.platform, t.device_name, t.event_count AS events, "
                          "t.rejected_count AS rejected, t.complete, count(k.kernel_id) AS kernels, "
@@ -170,7 +172,7 @@ def show(db: Path) -> None:
             bars(labelled, "operation", "total_ns", "GPU time")
             table(ops)
     if len(with_kernels) < 2:
-        for tab in tabs[2:5]:
+        for tab in tabs[2:6]:
             with tab:
                 st.info("Load two traces with kernels to compare them.")
     else:
@@ -190,6 +192,20 @@ def show(db: Path) -> None:
             table(compare["main"])
             table(compare["summary"])
         with tabs[3]:
+            # where each step's time goes, A above B, and where the idle time sits (gaps by cause and frame)
+            st.subheader("Steps")
+            stacked_steps(compare["steps"], (a, b))
+            for side, name in (("A", a), ("B", b)):
+                gaps = report(db, "gaps", trace=name, min_gap_us=20)["main"]
+                st.subheader(f"Idle gaps — {side}: {name}")
+                if gaps.rows:
+                    cols = gaps.columns
+                    labelled = tracedb.Result(["finding", *cols], [
+                        (f"{r[cols.index('cause')]} · {r[cols.index('frame')] or '(no frame)'}", *r)
+                        for r in gaps.rows[:15]], gaps.formats)
+                    bars(labelled, "finding", "idle_ns", "idle time")
+                table(gaps)
+        with tabs[4]:
             fusion = report(db, "fusion", trace=a, vs=b)
             findings = fusion["main"]
             st.metric("Findings", len(findings))
@@ -199,7 +215,7 @@ def show(db: Path) -> None:
                 bars(labelled, "finding", "at_stake_ns", "at stake")
             table(findings)
             table(fusion["sides"])
-        with tabs[4]:
+        with tabs[5]:
             layers = report(db, "alignment", trace=a, vs=b)["main"]
             if not layers.rows:
                 st.info("No layers found in these traces.")
@@ -208,7 +224,7 @@ def show(db: Path) -> None:
                 order = sorted(r[0] for r in layers.rows)
                 side_by_side(layers, "layer", "a_total_ns", "b_total_ns", (a, b), order=order)
             table(layers)
-    with tabs[5]:
+    with tabs[6]:
         aie = overview[overview.format == "mlir-aie"].name.tolist()
         if not aie:
             st.info("No mlir-aie trace loaded.")

@@ -12,7 +12,7 @@
 --   total_ns    duration         their total time
 --   avg_ns      duration         their mean time
 --   share_pct   percent          the operation's share of the trace's kernel time
---   ratio       ratio            total_ns over the first trace's total_ns for the operation
+--   ratio       ratio            total_ns over the first trace's total_ns for the operation (empty when either lacks it)
 WITH c AS (SELECT * FROM compare_traces($traces, $phase)),
 top AS (SELECT op, sum(total_ns) AS all_ns FROM c GROUP BY op ORDER BY all_ns DESC, op LIMIT $limit)
 SELECT c.op, c.trace AS trace_name, c.kernels, c.total_ns, c.avg_ns, 100 * c.share AS share_pct, c.ratio

@@ -11,11 +11,12 @@
 --   step        count            the trace's place in the order
 --   trace_name  text             trace name
 --   key_value   text             its value of the key (its load time without a key)
+--   tied        text             yes when another trace has the same value of the key: those follow in name order
 --   kernels     count            kernels of the operation in the trace
 --   total_ns    duration         their total time
 --   change      ratio            total_ns over the trace before's (above 1: slower than before)
 WITH c AS (SELECT * FROM trend_ops($traces, $key, $phase)),
 top AS (SELECT op, sum(total_ns) AS all_ns FROM c GROUP BY op ORDER BY all_ns DESC, op LIMIT $limit)
-SELECT c.op, c.step, c.trace AS trace_name, c.key_value, c.kernels, c.total_ns, c.change
+SELECT c.op, c.step, c.trace AS trace_name, c.key_value, c.tied, c.kernels, c.total_ns, c.change
 FROM c JOIN top USING (op)
 ORDER BY top.all_ns DESC, c.op, c.step;

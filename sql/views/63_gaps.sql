@@ -79,7 +79,7 @@ WITH a AS MATERIALIZED (
     SELECT g.trace_id, g.start_ns, g.host_lo, g.host_hi,
            arg_max({'name': f.name, 'python_id': f.python_id, 'pid': f.pid, 'tid': f.tid,
                     'lo': greatest(f.ts_ns, g.host_lo), 'hi': least(f.ts_ns + f.dur_ns, g.host_hi)},
-                   (f.ts_ns, -f.dur_ns)) AS f
+                   (f.ts_ns, -f.dur_ns, f.event_id)) AS f
     FROM g JOIN python_functions f
       ON f.trace_id = g.trace_id AND f.pid = g.launch_pid AND f.tid = g.launch_tid
      AND f.ts_ns <= g.host_hi AND f.ts_ns + f.dur_ns >= g.host_lo

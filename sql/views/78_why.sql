@@ -92,7 +92,7 @@ WITH sides AS MATERIALIZED (
     QUALIFY coalesce(max(end_ns) OVER (PARTITION BY trace_id, pid, tid, frame ORDER BY ts_ns, end_ns DESC, event_id
                                        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), ts_ns) <= ts_ns
 ), per_side AS (
-    SELECT o.side, o.frame, mode(o.name) AS name, count(*) AS calls, sum(o.dur_ns) AS ns, any_value(c.steps) AS steps
+    SELECT o.side, o.frame, mode(o.name ORDER BY o.name) AS name, count(*) AS calls, sum(o.dur_ns) AS ns, any_value(c.steps) AS steps
     FROM outer_only o JOIN counted c USING (side, trace_id)
     GROUP BY o.side, o.frame
 ), a AS (SELECT * FROM per_side WHERE side = 'A'), b AS (SELECT * FROM per_side WHERE side = 'B')
@@ -164,9 +164,9 @@ WITH sides AS MATERIALIZED (
                       WHEN 'synchronisation' THEN coalesce(sync_call, '')
                       WHEN 'queued and waiting' THEN coalesce(after_op, '') ELSE '' END AS what,
            sum(idle_ns) AS ns, count(*) AS n, max(idle_ns) AS longest_ns,
-           mode(frame) AS frame, mode(after_cpu_op) AS after_cpu_op,
+           mode(frame ORDER BY frame) AS frame, mode(after_cpu_op ORDER BY after_cpu_op) AS after_cpu_op,
            sum(frame_self_ns) AS self_ns, sum(host_ns) AS host_ns,
-           arg_max(callees, idle_ns) AS callees
+           arg_max(callees, (idle_ns, start_ns)) AS callees
     FROM gaps GROUP BY ALL
 ), short AS (
     -- the idle time outside the gaps counted above: gaps shorter than min_gap_us
@@ -177,7 +177,7 @@ WITH sides AS MATERIALIZED (
     -- each operation's kernel time (memsets as Memset), calls and kernels, as compare_wall counts it
     SELECT s.side, align_op(d.op, d.pattern) AS op, sum(d.dur_ns) AS ns, count(*) AS kernels,
            count(DISTINCT coalesce(f.call_id, -d.event_id)) AS calls, bool_or(d.class = 'comm') AS comm,
-           mode(d.cpu_op) AS cpu_op, mode(d.name) AS kernel
+           mode(d.cpu_op ORDER BY d.cpu_op) AS cpu_op, mode(d.name ORDER BY d.name) AS kernel
     FROM sides s JOIN device_activity d USING (trace_id)
     LEFT JOIN kernel_facts f ON d.kind = 'kernel' AND f.trace_id = d.trace_id AND f.kernel_id = d.event_id
     WHERE d.kind <> 'memcpy'
@@ -191,7 +191,7 @@ WITH sides AS MATERIALIZED (
     WHERE want_phase IS NULL OR (c.trace_id, c.step) IN (SELECT (trace_id, step) FROM windows)
 ), comm AS (
     SELECT side, op, sum(wait_ns) AS wait_ns, count(*) AS calls, median(typical_ns) AS typical_ns,
-           string_agg(DISTINCT sized_by, ', ') AS sized_by,
+           string_agg(DISTINCT sized_by, ', ' ORDER BY sized_by DESC) AS sized_by,
            count(*) FILTER (dur_ns > 10 * typical_ns) AS long_calls,
            coalesce(sum(wait_ns) FILTER (dur_ns > 10 * typical_ns), 0) AS long_wait_ns,
            count(*) FILTER (dur_ns > 10 * typical_ns AND in_step <= 2) AS long_early
@@ -204,7 +204,7 @@ WITH sides AS MATERIALIZED (
     -- one trace: each modelled operation's time above its roofline, per cpu_op
     SELECT r.cpu_op, count(*) AS calls, sum(r.gpu_ns) AS ns,
            sum(greatest(coalesce(r.flops / r.peak_tflops / 1000, 0), coalesce(r.bytes / r.peak_tbps / 1000, 0))) AS ideal_ns,
-           mode(r.shape) AS shape, mode(r.bound) AS bound, median(r.peak_pct) AS peak_pct
+           mode(r.shape ORDER BY r.shape) AS shape, mode(r.bound ORDER BY r.bound) AS bound, median(r.peak_pct) AS peak_pct
     FROM op_roofline_of((SELECT list(trace_id) FROM sides WHERE side = 'A')) r
     WHERE trace_b IS NULL AND r.gpu_ns > 0 AND r.peak_pct IS NOT NULL
     GROUP BY r.cpu_op

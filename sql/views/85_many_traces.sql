@@ -27,7 +27,7 @@ GROUP BY trace_id, name;
 --   total_ns  their total time
 --   avg_ns    their mean time (NULL without kernels)
 --   share     total_ns over the trace's kernel time
---   ratio     total_ns over the first trace's total_ns of the operation (NULL when the first has none)
+--   ratio     total_ns over the first trace's total_ns of the operation (NULL when either has none)
 CREATE OR REPLACE MACRO compare_traces(wanted, want_phase) AS TABLE
 WITH c AS MATERIALIZED (SELECT * FROM chosen_traces(wanted)),
 k AS (
@@ -43,7 +43,7 @@ k AS (
 SELECT g.op, g.position, g.trace, coalesce(p.kernels, 0) AS kernels, coalesce(p.total_ns, 0) AS total_ns,
        p.avg_ns,
        coalesce(p.total_ns, 0) / nullif(sum(coalesce(p.total_ns, 0)) OVER (PARTITION BY g.position), 0) AS share,
-       coalesce(p.total_ns, 0) / nullif(first(p.total_ns) OVER (PARTITION BY g.op ORDER BY g.position), 0) AS ratio
+       p.total_ns / nullif(first(p.total_ns) OVER (PARTITION BY g.op ORDER BY g.position), 0) AS ratio
 FROM grid g LEFT JOIN per p USING (position, op);
 
 -- The value a trace has for a key: its parameter (tracedb load --meta KEY=VALUE, or read from its
@@ -62,6 +62,7 @@ CREATE OR REPLACE MACRO trace_key(t_id, want_key) AS coalesce(
 --   step      the trace's place in the order (1: the first)
 --   trace     trace name
 --   key_value the trace's value of the key (its load time without a key)
+--   tied      true when another trace has the same value: those follow in name order
 --   kernels   kernels of the operation in the trace
 --   total_ns  their total time
 --   change    total_ns over the previous trace's total_ns of the operation (NULL for the first, or
@@ -74,11 +75,13 @@ WITH c AS MATERIALIZED (
            t.loaded_at
     FROM chosen_traces(wanted) c JOIN traces t USING (trace_id)
 ), ordered AS (
+    -- traces of one value of the key follow in name order (tied says so)
     SELECT *, row_number() OVER (ORDER BY TRY_CAST(key_value AS DOUBLE) NULLS LAST, key_value NULLS LAST,
-                                          loaded_at, trace_id) AS step
+                                          CASE WHEN order_key IS NULL THEN loaded_at END, trace, trace_id) AS step,
+           count(*) OVER (PARTITION BY key_value) > 1 AS tied
     FROM c
 ), cmp AS (SELECT * FROM compare_traces((SELECT list('#' || trace_id ORDER BY step) FROM ordered), want_phase))
-SELECT cmp.op, o.step, o.trace, o.key_value, cmp.kernels, cmp.total_ns,
+SELECT cmp.op, o.step, o.trace, o.key_value, o.tied, cmp.kernels, cmp.total_ns,
        cmp.total_ns / nullif(lag(cmp.total_ns) OVER (PARTITION BY cmp.op ORDER BY o.step), 0) AS change
 FROM cmp JOIN ordered o ON o.step = cmp.position;
 
