@@ -117,3 +117,30 @@ def test_span_and_busy_mean_the_same_in_summary_and_timeline(db):
             whole = con.report("timeline", trace=name).main.records()[0]
             assert (summary["span_ns"], summary["busy_ns"], summary["idle_ns"]) == (
                 whole["span_ns"], whole["busy_ns"], whole["idle_ns"])
+
+
+def test_a_real_pair_at_120_columns_shows_names_and_frames_whole(tmp_path):
+    """Every report on the corpus's TimeSformer pair, piped at 120 columns: no line wider, each
+    trace's name whole in its titles, each gap's frame whole."""
+    from test_why import CORPUS
+
+    if not CORPUS.is_dir():
+        pytest.skip(f"corpus not found at {CORPUS}")
+    db = tmp_path / "pair.duckdb"
+    a, b = "h100_timesformer", "mi300_timesformer"
+    run_cli("load", CORPUS / f"{a}.json.gz", CORPUS / f"{b}.json.gz", "--jobs", "1", db=db, check=True)
+    one = [r for r, rep in reports.available().items() if not rep.compares and "traces" not in rep.params
+           and not r.startswith(("aie-", "tc-"))]
+    runs = [("report", r, "--trace", a) for r in one] + [
+        ("report", r, "--trace", a, "--vs", b) for r, rep in reports.available().items()
+        if rep.compares and r not in ("tc-vs-prof", "compare-pairs")]
+    for args in runs:
+        out = run_cli(*args, db=db, env={"COLUMNS": "120"})
+        assert out.returncode == 0, (args, out.stderr)
+        lines = out.stdout.splitlines()
+        assert max(len(line) for line in lines) <= 120, args
+        assert a in out.stdout or "(no rows)" in out.stdout, args
+    with tracedb.connect(db) as con:
+        frames = {r[0] for r in con.sql(f"SELECT frame FROM gpu_idle_gaps('{a}', 50000) WHERE frame IS NOT NULL").rows}
+    gaps = run_cli("report", "gaps", "--trace", a, db=db, env={"COLUMNS": "120"}).stdout
+    assert frames and all(f in gaps for f in frames)

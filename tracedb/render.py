@@ -249,7 +249,7 @@ def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: Format | 
     natural = [max([len(headers[i]), *(len(r[i]) for r in full), len(total_full[i]) if total_full else 0])
                for i in range(len(columns))]
     whole = [columns[i] in IDENTIFIERS and not kernel[i] for i in range(len(columns))]
-    cuttable = [not whole[i] and (kernel[i] or (not numeric[i] and natural[i] > MIN_CUT)) for i in range(len(columns))]
+    cuttable = [not whole[i] and (kernel[i] or (not numeric[i] and natural[i] > CUT_FROM)) for i in range(len(columns))]
     # a last column of text (a description, a note, a path) folds into lines rather than being cut
     last = len(columns) - 1
     fold = last if columns and cuttable[last] and not kernel[last] else None
@@ -292,6 +292,10 @@ PIPE_WIDTH = 120
 # (file(line): function). A table never cuts them; other columns give way first.
 IDENTIFIERS = frozenset({"trace", "name", "report", "frame", "a_name", "b_name", "where", "trace_a", "trace_b",
                          "a_trace", "b_trace", "capture", "window"})
+
+# A text column shorter than this is never cut ("host launched late" cut to "host lau…ed late"
+# says less than the column left out would).
+CUT_FROM = 24
 
 # The least room a cut text keeps in a table, and a folding last column (a header keeps its own
 # length, whatever these say).
