@@ -1,0 +1,109 @@
+"""The reference pages of the documentation, generated from the code: every report from its
+header (tracedb.reports), every table, view and column from the COMMENTs of a new database.
+
+    python -m tracedb.docgen           # write docs/reference/*.md
+    python -m tracedb.docgen --check   # exit 1 naming each page that differs from what it would write
+
+tests/test_docs.py fails when a committed page differs from the generator's, so the reference
+never drifts from the SQL it describes.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+from . import reports
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+PAGES = ("reference/reports.md", "reference/schema.md")
+
+
+def _cell(text: object) -> str:
+    return str(text if text is not None else "").replace("|", "\\|").replace("\n", " ")
+
+
+def reports_page() -> str:
+    """Every report: its summary, how to run it, its parameters and each section's columns."""
+    out = ["# Reports", "",
+           "Generated from the headers of `sql/reports/*.sql` by `python -m tracedb.docgen`; each report is",
+           "one file, its header the only place its parameters and columns are described.", ""]
+    available = reports.available()
+    out += ["| report | summary |", "|---|---|"]
+    out += [f"| [`{name}`](#{name}) | {_cell(r.summary)} |" for name, r in available.items()]
+    for name, r in available.items():
+        out += ["", f"## {name}", "", r.summary, ""]
+        if r.alone:
+            out += [f"With `--trace` alone: {r.alone}.", ""]
+        if r.params:
+            out += ["| parameter | default | meaning |", "|---|---|---|"]
+            out += [f"| `{reports._given_as(p.name)}` | {_cell(reports.default_text(p))} | {_cell(p.doc)} |"
+                    for p in r.params.values()]
+            out.append("")
+        for section in r.sections:
+            if section.name != "main":
+                out += [f"### Section `{section.name}`", "", section.summary, ""]
+            for chart in section.charts:
+                out += [f"Chart (HTML): {chart.title}.", ""]
+            out += ["| column | format | meaning |", "|---|---|---|"]
+            for c in section.columns.values():
+                flags = ", ".join(f for f, on in (("total", c.total), ("wide", c.wide), ("note", c.note),
+                                                  ("json", c.json_only)) if on)
+                out.append(f"| `{c.name}` | {c.format}{f' ({flags})' if flags else ''} | {_cell(c.doc)} |")
+            out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def schema_page() -> str:
+    """Every table and view of a new database, with what it holds and each column's meaning."""
+    from . import api, db
+
+    with tempfile.TemporaryDirectory(prefix="tracedb-docgen-") as tmp:
+        path = Path(tmp) / "new.duckdb"
+        db.open_db(path).close()
+        with api.connect(path) as database:
+            objects = database.objects().rows
+            columns = database.schema(None).rows
+    out = ["# Tables and views", "",
+           "Generated from the COMMENTs of a new database (`sql/schema/*.sql`, `sql/views/*.sql`) by",
+           "`python -m tracedb.docgen`; `tracedb schema NAME` shows the same in a terminal.", ""]
+    by_object: dict[str, list] = {}
+    for obj, _kind, column, type_, description in columns:
+        by_object.setdefault(obj, []).append((column, type_, description))
+    for kind in ("table", "view"):
+        out += [f"## {kind.capitalize()}s", ""]
+        for obj, k, description in sorted(objects, key=lambda o: o[0]):
+            if k != kind or obj.startswith("_") or obj.startswith("tracedb_"):
+                continue
+            out += [f"### `{obj}`", "", description or "", "", "| column | type | meaning |", "|---|---|---|"]
+            out += [f"| `{c}` | {t} | {_cell(d)} |" for c, t, d in by_object.get(obj, [])]
+            out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+GENERATORS = {"reference/reports.md": reports_page, "reference/schema.md": schema_page}
+
+
+def stale(docs: Path = DOCS) -> list[str]:
+    """The pages whose committed text differs from the generator's."""
+    return [page for page, make in GENERATORS.items()
+            if not (docs / page).is_file() or (docs / page).read_text(encoding="utf-8") != make()]
+
+
+def main(argv: list[str]) -> int:
+    if argv[1:] == ["--check"]:
+        pages = stale()
+        for page in pages:
+            print(f"docs/{page}: differs from the code; run python -m tracedb.docgen", file=sys.stderr)
+        return 1 if pages else 0
+    for page, make in GENERATORS.items():
+        target = DOCS / page
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(make(), encoding="utf-8")
+        print(target)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
