@@ -1,5 +1,5 @@
 """The rules of TensorCast's per-operator comparison script (generate_op_comparison.py), stated
-in plain Python over the input files: an oracle for the SQL of sql/views/90_tensorcast.sql and
+in plain Python over the input files: an oracle for the SQL of sql/modules/tensorcast/tensorcast.sql and
 the peer of bench/ascend_bench.py.
 
 It reads the files as the script does (json.load of the TensorCast trace, csv.DictReader of the

@@ -1,5 +1,5 @@
 """Deriving one trace's facts reads that trace's rows alone (the _in_scope macro of
-sql/views/00_events.sql), so a load costs the same whatever else the database holds.
+sql/modules/core/events.sql), so a load costs the same whatever else the database holds.
 
 Not a timed test: DuckDB's own profile of each view the derivation reads says how many rows each
 scan of an event table returned, and none may return rows of another trace."""

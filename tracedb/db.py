@@ -1,8 +1,11 @@
 """Opening a tracedb database: schema migrations, views, and friendly errors.
 
 Migrations are the files sql/schema/NNN_*.sql, applied in order and recorded in tracedb_schema.
-Views are the files sql/views/*.sql, re-created whenever their text changes. Whatever an open has
-to bring up to date (a new file, pending migrations, changed views) happens in one transaction. The
+Views and macros are the SQL modules sql/modules/<domain>/<name>.sql (tracedb.modules), run in
+the order their includes give and re-created whenever their text changes; the stored facts are
+derived again only when a module the derivation includes changed, and never for a read-only open.
+Whatever an open has to bring up to date (a new file, pending migrations, changed modules) happens
+in one transaction. The
 comment block above each CREATE becomes COMMENT ON TABLE/VIEW/COLUMN. A new file is a copy of the
 packaged empty database (tracedb.template), which those steps built once.
 
@@ -28,7 +31,7 @@ from pathlib import Path
 
 import duckdb
 
-from . import rebuild, scratch, sqlfiles
+from . import modules, rebuild, scratch, sqlfiles
 from .errors import TracedbError, reraise_interrupt
 
 DEFAULT_DB = "tracedb.duckdb"
@@ -55,7 +58,7 @@ def latest_version() -> int:
 
 
 # The session variable that scopes the analysis views to the trace being derived (tracedb.facts,
-# the _in_scope macro of sql/views/00_events.sql).
+# the _in_scope macro of sql/modules/core/events.sql).
 SCOPE_VARIABLE = "tracedb_scope"
 
 
@@ -242,13 +245,14 @@ def _open(path: Path, read_only: bool, memory_limit: str | None, storage: str | 
     if read_only:
         if _needs_upgrade(con):
             con.close()
-            _connect(path, False, memory_limit, storage).close()  # upgrade, then reopen read-only
+            # upgrade (the views, never the stored facts: a reader does not re-derive), then reopen read-only
+            _connect(path, False, memory_limit, storage, derive=False).close()
             con = _connect(path, True, memory_limit, storage)
     return con
 
 
 def _connect(path: Path, read_only: bool, memory_limit: str | None, storage: str | None,
-             template: bool = False) -> duckdb.DuckDBPyConnection:
+             template: bool = False, derive: bool = True) -> duckdb.DuckDBPyConnection:
     # no extension is fetched or loaded behind the user's back (a path DuckDB takes for another
     # format would download its reader)
     config: dict = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
@@ -278,7 +282,7 @@ def _connect(path: Path, read_only: bool, memory_limit: str | None, storage: str
             shutil.rmtree(spill_folder(path), ignore_errors=True)
         _writers[key] = con
         try:
-            upgrade(con)  # a stale template is brought up to date like any older file
+            upgrade(con, derive=derive)  # a stale template is brought up to date like any older file
             if copied:
                 con.execute("UPDATE tracedb_schema SET applied_at = now()::TIMESTAMP")
         except Exception:
@@ -334,11 +338,11 @@ def schema_version(con: duckdb.DuckDBPyConnection) -> int:
 
 
 def _views_fingerprint() -> dict[str, str]:
-    """Digest of every view file, of the packaged rules (rules/...) and of the derivation
-    (derive/...), keyed by file."""
+    """Digest of every SQL module (keyed by its name, core.events), of the packaged rules
+    (rules/...) and of the derivation (derive/...)."""
     out = {}
-    for path in sorted((sqlfiles.sql_dir() / "views").glob("*.sql")):
-        out[path.name] = hashlib.sha256(path.read_bytes()).hexdigest()
+    for name, path in modules.modules().items():
+        out[name] = hashlib.sha256(path.read_bytes()).hexdigest()
     for folder in ("rules", "derive"):
         for path in sorted((sqlfiles.sql_dir() / folder).glob("*")):
             if path.suffix in (".csv", ".sql"):
@@ -394,11 +398,12 @@ def run_file(con: duckdb.DuckDBPyConnection, rel: str, params: dict | None = Non
     run_with_params(con, sqlfiles.split_statements(sqlfiles.read(rel)), params or {})
 
 
-def upgrade(con: duckdb.DuckDBPyConnection, force_views: bool = False) -> None:
+def upgrade(con: duckdb.DuckDBPyConnection, force_views: bool = False, derive: bool = True) -> None:
     """Bring a database opened read-write up to date, in one transaction: the bookkeeping tables, the
     pending migrations, then the views, macros and packaged rules when their files changed (every
-    trace is then re-derived). An up-to-date database costs two small queries; a new one is
-    created in one transaction, whole or not at all."""
+    trace is then re-derived when what the derivation reads changed, unless derive is false: an
+    upgrade for a read-only open leaves that to the next writer). An up-to-date database costs two
+    small queries; a new one is created in one transaction, whole or not at all."""
     version = schema_version(con)
     _refuse_newer(version)
     wanted = _views_fingerprint()
@@ -421,18 +426,36 @@ def upgrade(con: duckdb.DuckDBPyConnection, force_views: bool = False) -> None:
                 rebuild.STEPS[number](con)
             con.execute("INSERT INTO tracedb_schema VALUES (?, ?, now()::TIMESTAMP)", [number, path.name])
         if stored != wanted or force_views:
-            _apply_views(con, wanted)
+            _apply_views(con, wanted, None if force_views else stored, derive)
 
 
-def _apply_views(con: duckdb.DuckDBPyConnection, wanted: dict[str, str]) -> None:
-    """(Re)create the views and macros of sql/views and reload the packaged rules (the caller owns
-    the transaction); the stored facts follow the new definitions."""
+def _derivation_keys(fingerprint: dict[str, str]) -> set[str]:
+    """The keys of a fingerprint the stored facts depend on: the modules the derivation reads, the
+    packaged rules and the derivation itself."""
+    reads = modules.derivation_modules()
+    return {k for k in fingerprint if k in reads or k.startswith(("rules/", "derive/"))}
+
+
+def _apply_views(con: duckdb.DuckDBPyConnection, wanted: dict[str, str], stored: dict[str, str] | None = None,
+                 derive: bool = True) -> None:
+    """(Re)create the views and macros of the SQL modules, in the order their includes give, and
+    reload the packaged rules (the caller owns the transaction). The stored facts are derived
+    again only when what the derivation reads changed (stored: the fingerprint the database
+    holds, None: derive whatever changed); with derive false, that is left to the next writer:
+    the fingerprint keeps the old digests of what the derivation reads, so it is still seen stale."""
     from . import facts, rules  # both run their SQL files through this module
 
-    for name in wanted:
-        if "/" not in name:
-            run_script(con, (sqlfiles.sql_dir() / "views" / name).read_text(encoding="utf-8"))
+    known = modules.modules()
+    for name in modules.order():
+        run_script(con, known[name].read_text(encoding="utf-8"))
     rules.load_builtin(con)
-    facts.derive_all(con)
+    keys = _derivation_keys({**wanted, **(stored or {})})
+    stale = stored is None or any(stored.get(k) != wanted.get(k) for k in keys)
+    kept = dict(wanted)
+    if stale and derive:
+        facts.derive_all(con)
+    elif stale:
+        kept = {k: v for k, v in wanted.items() if k not in keys}
+        kept.update({k: v for k, v in (stored or {}).items() if k in keys})
     con.execute("DELETE FROM tracedb_views")
-    con.executemany("INSERT INTO tracedb_views VALUES (?, ?)", list(wanted.items()))
+    con.executemany("INSERT INTO tracedb_views VALUES (?, ?)", list(kept.items()))

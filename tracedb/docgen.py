@@ -66,7 +66,7 @@ def schema_page() -> str:
             objects = database.objects().rows
             columns = database.schema(None).rows
     out = ["# Tables and views", "",
-           "Generated from the COMMENTs of a new database (`sql/schema/*.sql`, `sql/views/*.sql`) by",
+           "Generated from the COMMENTs of a new database (`sql/schema/*.sql`, `sql/modules/*/*.sql`) by",
            "`python -m tracedb.docgen`; `tracedb schema NAME` shows the same in a terminal.", ""]
     by_object: dict[str, list] = {}
     for obj, _kind, column, type_, description in columns:

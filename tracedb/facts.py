@@ -1,7 +1,7 @@
 """Stored derived facts: kernel_facts and python_stacks, filled by sql/derive/kernel_facts.sql, and
 the kernel runs of AIE core tiles (aie_kernels), filled by sql/derive/aie_kernels.sql.
 
-The analysis is defined by the views in sql/views; deriving stores their result per trace so that
+The analysis is defined by the SQL modules in sql/modules; deriving stores their result per trace so that
 every question afterwards (tracedb report, a DuckDB shell, a dashboard) reads it at once. It runs
 inside the load transaction, and for every trace when the rules or the views change.
 """

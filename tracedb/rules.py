@@ -73,9 +73,9 @@ def load_builtin(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def refresh_regex_rules(con: duckdb.DuckDBPyConnection) -> None:
-    """Rewrite the macros _regex_rule_hits and _inductor_rule_hits (sql/views/10_kernel_ops.sql),
-    _context_rule_hits (sql/views/25_kernel_ops_live.sql) and _step_frame_rule_hits
-    (sql/views/30_phases.sql) with the rules' patterns written out as constants: DuckDB compiles a
+    """Rewrite the macros _regex_rule_hits and _inductor_rule_hits (sql/modules/classify/kernel_ops.sql),
+    _context_rule_hits (sql/modules/classify/kernel_ops_live.sql) and _step_frame_rule_hits
+    (sql/modules/steps/phases.sql) with the rules' patterns written out as constants: DuckDB compiles a
     constant pattern once per query, a pattern read from a table once per row, and matching every
     distinct kernel name against every regex rule was most of a load's classification time (the
     context rules' patterns tried per text, most of the rest; the inductor rules' tried per

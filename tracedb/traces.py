@@ -2,7 +2,7 @@
 
 A bare number is a name like any other ("1" is the trace named 1, never trace id 1), so a name and
 an id cannot be taken for each other; a trace name therefore cannot begin with "#". SQL users
-have the same rule in the is_trace macro (sql/views/60_report_kernels.sql), which also takes an
+have the same rule in the is_trace macro (sql/modules/core/selection.sql), which also takes an
 integer for an id.
 """
 

@@ -1,5 +1,14 @@
+-- include: classify.align
+-- include: classify.kernel_ops
+-- include: classify.kernel_ops_live
+-- include: classify.launches
+-- include: steps.layers
+-- include: steps.order
+-- include: steps.phases
+-- include: steps.stacks
+
 -- Derives kernel_facts and python_stacks of one trace ($trace_id) from the live definitions in
--- sql/views (_kernel_ops_live, _kernel_phases_live, _launch_leaves_live, _stack_frames_of,
+-- sql/modules (_kernel_ops_live, _kernel_phases_live, _launch_leaves_live, _stack_frames_of,
 -- _launch_stack_keys_of, _open_stacks_of, _kernel_layers_live, _kernel_order_live).
 -- Runs inside the load transaction, and again for every trace when rules or views change.
 
@@ -13,7 +22,7 @@ CREATE OR REPLACE TEMP TABLE kernel_launches AS
 SELECT * FROM kernel_launches WHERE trace_id = $trace_id;
 
 -- Python stacks: each launch's innermost frame and how many frames of its chain had ended
--- (sql/views/40_stacks.sql); a stack is built once per distinct (leaf, ended), summarised and
+-- (sql/modules/steps/stacks.sql); a stack is built once per distinct (leaf, ended), summarised and
 -- numbered once per distinct stack, not once per launch.
 CREATE OR REPLACE TEMP TABLE _derive_leaves AS
 SELECT * FROM _launch_leaves_live WHERE trace_id = $trace_id;

@@ -2,7 +2,7 @@
 -- AIE core tiles, per iteration of the kernel loop (split at long LOCK_STALLs): kernels, kernel
 -- cycles, span, phase and GMAC/s; the seed post-processor's details table (--format markdown) and
 -- per-core JSON (section cores, --format json). Parameters left out come from the trace's
--- --meta or path, else the defaults of sql/views/83_aie_rates.sql.
+-- --meta or path, else the defaults of sql/modules/aie/rates.sql.
 -- Chart: trace+tile_name+iteration_index -> total_span_cycles  Cycles per iteration and core
 -- Parameters:
 --   trace = NULL        trace name or #id (NULL: every mlir-aie trace)

@@ -2,7 +2,7 @@
 -- AIE GEMM run as a whole: over the perf iterations every core tile has, the run's time is the
 -- slowest core's span; average, best and worst GMAC/s and utilisation. The seed
 -- post-processor's aggregate JSON with --format json. Parameters left out come from the trace's
--- --meta or path, else the defaults of sql/views/83_aie_rates.sql.
+-- --meta or path, else the defaults of sql/modules/aie/rates.sql.
 -- Parameters:
 --   trace = NULL        trace name or #id (NULL: every mlir-aie trace)
 --   M = NULL            GEMM rows of A and C

@@ -6,7 +6,7 @@
 DROP VIEW IF EXISTS aie_kernels;
 
 -- Kernel runs of every AIE core tile after robust pairing and the outlier filter (the rules are
--- in sql/views/81_aie_kernels.sql).
+-- in sql/modules/aie/kernels.sql).
 -- Columns:
 --   trace_id      trace of the tile
 --   pid           core tile process (aie_tiles)

@@ -1,3 +1,11 @@
+-- include: classify.align
+-- include: compare.wall_clock
+-- include: core.selection
+-- include: efficiency.roofline
+-- include: timeline.collectives
+-- include: timeline.gaps
+-- include: timeline.timeline
+
 -- Why one trace is slower than another, and what to fix first: the causes of a wall-clock gap
 -- ranked by the time at stake, each pointing at code.
 -- The span of each side is split as compare_wall splits it (idle, each operation's kernel time,
@@ -6,10 +14,6 @@
 -- calls, a collective's into waiting and transfer. A finding's time at stake is what the slower
 -- side gains if that part matched the faster one, so the findings, with a remainder for what none
 -- explains, add up to the gap of the spans exactly.
--- Reads: traces, gpu_timeline, device_activity, step_windows (62_timeline); gpu_idle_gaps
--- (63_gaps); collective_calls (64_collectives); op_roofline_of (66_efficiency); align_op
--- (70_pairs); compare_wall (76_compare_time); python_functions, kernel_facts, why_hints; is_trace
--- (60_report_kernels).
 
 -- The hints in the order they are tried: user rows first, then by priority.
 -- Columns: rank (order of trial, 1 first), source, priority, kind, hint (as why_hints).

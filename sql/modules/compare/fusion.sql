@@ -1,3 +1,7 @@
+-- include: classify.align
+-- include: compare.pairs
+-- include: core.selection
+
 -- Fusion differences between two traces: the seed fusion analyzer's three detectors, run in its
 -- order, each skipping a fused operation type an earlier finding already reported.
 --

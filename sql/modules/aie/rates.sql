@@ -1,3 +1,7 @@
+-- include: aie.iterations
+-- include: core.params
+-- include: core.selection
+
 -- Work and rates of AIE GEMM runs: per-core iterations with phases and GMAC/s, the seed's
 -- per-core summary, and the system aggregate over the perf iterations every core has.
 --
@@ -11,12 +15,6 @@
 --   want_clock_ghz          AIE clock in GHz (default 1.25)
 --   want_peak_macs          peak MACs per cycle per core (default 64)
 -- Depends on: aie_iterations, aie_cores, trace_params, traces.
-
--- A trace's parameter as given at load (scalar macro); NULL when it has none.
-CREATE OR REPLACE MACRO trace_param(t_id, param_key) AS (
-    SELECT value FROM trace_params WHERE trace_id = t_id AND key = param_key
-    ORDER BY source = 'path' LIMIT 1
-);
 
 -- The parameters of each selected mlir-aie trace, resolved (table macro).
 -- Columns: trace_id, trace (name), hwid, gemm_m, gemm_k, gemm_n, rows, cols, cores (rows x cols,

@@ -1,3 +1,6 @@
+-- include: classify.align
+-- include: compare.pairs
+
 -- Layer-by-layer alignment of two traces (the seed aligner, in SQL). Each trace is already split
 -- into forward passes and layers (kernel_layers); within a layer, kernels are paired by operation
 -- and place over every forward pass of both traces at once. A pair missing on one side, or run

@@ -1,3 +1,6 @@
+-- include: core.types
+-- include: timeline.timeline
+
 -- Collective calls: every communication kernel with its message size, its group, and how much of
 -- its time was spent waiting for the other ranks rather than transferring.
 -- Waiting, from one rank's trace: calls of the same collective and the same message size in one
@@ -10,16 +13,6 @@
 -- bytes / time, bus bandwidth = algorithm bandwidth x 2(n-1)/n for an all-reduce, x (n-1)/n for an
 -- all-gather, a reduce-scatter and an all-to-all, x 1 otherwise (n ranks in the group), over the
 -- transfer time.
--- Reads: kernels, kernel_facts, runtime_calls, cpu_ops, trace_metadata; is_comm_op (62_timeline).
-
--- Bytes of one element of a PyTorch type, as record_param_comms (BFloat16, Float, Long) or an
--- op's Input type (c10::BFloat16, float, long int) names it; NULL for a type it does not know.
-CREATE OR REPLACE MACRO dtype_bytes(t) AS
-    CASE WHEN t IS NULL THEN NULL
-         WHEN regexp_matches(lower(t), 'float8|fp8|e4m3|e5m2|byte|char|bool|uint8|int8|quint8|qint8') THEN 1
-         WHEN regexp_matches(lower(t), 'bfloat16|half|float16|short|int16') THEN 2
-         WHEN regexp_matches(lower(t), 'double|long|int64|complexfloat') THEN 8
-         WHEN regexp_matches(lower(t), 'float|int') THEN 4 END;
 
 -- Every collective kernel with its size, group and wait estimate.
 -- Columns:

@@ -1,3 +1,5 @@
+-- include: aie.events
+
 -- Kernel runs on AIE core tiles, paired the way the seed AIE post-processor pairs them: a kernel
 -- starts at an INSTR_EVENT_0 begin and ends at an INSTR_EVENT_1 end. Robust pairing, per core:
 --   1. a preliminary greedy pairing of every start with the first unused end after it gives the

@@ -1,3 +1,7 @@
+-- include: classify.kernel_ops
+-- include: classify.launches
+-- include: core.events
+
 -- Phases and iterations: which model step (prefill, decode, mixed) each kernel belongs to.
 -- Step annotations are recognised by annotation_patterns (sql/rules/annotation_patterns.csv).
 -- A kernel takes the step enclosing it on the GPU timeline (gpu_user_annotation) when there is
@@ -110,7 +114,7 @@ SELECT row_number() OVER (ORDER BY source = 'builtin', priority, source, framewo
 FROM step_frame_patterns;
 
 -- The ranks (in _step_frame_patterns_ordered) of the step frame patterns a frame name matches
--- (scalar macro). Like _regex_rule_hits (sql/views/10_kernel_ops.sql), tracedb replaces this
+-- (scalar macro). Like _regex_rule_hits (sql/modules/classify/kernel_ops.sql), tracedb replaces this
 -- definition before every derivation with one that writes each pattern out
 -- (tracedb.rules.refresh_regex_rules), so that a pattern is compiled once per query rather than
 -- once per name: the same result.

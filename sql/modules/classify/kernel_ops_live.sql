@@ -1,11 +1,15 @@
+-- include: classify.kernel_ops
+-- include: classify.launches
+-- include: core.events
+
 -- Each kernel's operation from the current rules: the context rules of kernel_rules for the
--- kernels they cover (they need each kernel's launch, sql/views/20_launches.sql), else the
--- operation of its name (kernel_name_ops, sql/views/10_kernel_ops.sql). The order is explained
--- at the top of sql/views/10_kernel_ops.sql.
+-- kernels they cover (they need each kernel's launch, sql/modules/classify/launches.sql), else the
+-- operation of its name (kernel_name_ops, sql/modules/classify/kernel_ops.sql). The order is explained
+-- at the top of sql/modules/classify/kernel_ops.sql.
 
 -- The ranks (in _kernel_rules_ordered) of the context rules (match cpu_op, collective or
 -- annotation) whose pattern the text of a context of that kind matches (scalar macro). Like
--- _regex_rule_hits (sql/views/10_kernel_ops.sql), tracedb replaces this definition before every
+-- _regex_rule_hits (sql/modules/classify/kernel_ops.sql), tracedb replaces this definition before every
 -- derivation with one that writes each pattern out (tracedb.rules.refresh_regex_rules), so that
 -- a pattern is compiled once per query rather than once per text: the same result.
 CREATE OR REPLACE MACRO _context_rule_hits(context_kind, context_text) AS (

@@ -1,3 +1,6 @@
+-- include: classify.launches
+-- include: steps.phases
+
 -- The GPU timeline: where the wall-clock time of each trace and of each of its steps goes on the
 -- device. Quantities as TraceLens's GPUEventAnalyser defines them: the device activity is every
 -- kernel, memcpy and memset; a window's total time (span) runs from its first activity's start
@@ -10,8 +13,6 @@
 -- All-Reduce, All-Gather, Reduce-Scatter, Broadcast, All-to-All, Send/Recv), where TraceLens looks
 -- for 'nccl' in the kernel's name: the same kernels on NVIDIA and ROCm traces, and vLLM's custom
 -- all-reduce and other collectives besides.
--- Reads: kernels, memory_ops, runtime_calls, kernel_facts; _launch_calls (20_launches);
--- trace_steps, _frame_steps (30_phases).
 
 -- True for the operations that are collective communication.
 CREATE OR REPLACE MACRO is_comm_op(op) AS

@@ -1,3 +1,6 @@
+-- include: classify.launches
+-- include: core.events
+
 -- Python stacks: the chain of python_function frames enclosing each kernel's launch.
 -- The innermost frame is found by an ASOF join of the launch time to the frames of the
 -- launching thread; the chain up to the root follows Python parent id (recursive CTE), once per

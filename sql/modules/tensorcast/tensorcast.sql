@@ -1,3 +1,6 @@
+-- include: core.params
+-- include: core.selection
+
 -- TensorCast performance model against an Ascend profile, per kernel type: the comparison of
 -- TensorCast's generate_op_comparison.py, in SQL. The model side is a TensorCast trace (format
 -- tensorcast: its operators in other_events, their parsed sub_kernel_durations in tc_sub_kernels)

@@ -1,3 +1,7 @@
+-- include: classify.kernel_ops
+-- include: core.events
+-- include: steps.phases
+
 -- Layers of one trace: each forward pass split into the model's layers.
 --
 -- A forward pass is a kernel's iteration (kernel_phases: a phase step, else a ProfilerStep, else

@@ -1,3 +1,8 @@
+-- include: classify.launches
+-- include: core.events
+-- include: core.selection
+-- include: core.types
+
 -- Efficiency: the work of each operator call from its recorded shapes (FLOPs and bytes moved), the
 -- device's peaks, and where each call sits on the roofline.
 --

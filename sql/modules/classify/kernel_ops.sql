@@ -1,3 +1,5 @@
+-- include: core.events
+
 -- Kernel classification: every GPU kernel gets exactly one operation family, from the rules in
 -- kernel_rules (sql/rules/kernel_rules.csv plus any rules the user added), in this order:
 -- 1. context rules (match cpu_op, collective, annotation): what the kernel was launched for

@@ -1,3 +1,6 @@
+-- include: core.selection
+-- include: timeline.timeline
+
 -- GPU idle gaps and their causes: the intervals in which no kernel, memcpy or memset ran, each with
 -- the activity before and after it, what the host thread that launched the next activity was doing
 -- (the innermost Python frame holding most of its time in the gap, that frame's own time and its
@@ -13,7 +16,6 @@
 --                        started later: a dependency (an event, another stream) or the launch
 --                        latency held it (HTA's kernel wait and other)
 --   no launch recorded   the trace holds no launching call for it (a device-only trace)
--- Reads: device_activity (62_timeline), python_functions, cpu_ops, runtime_calls, other_events.
 
 -- True for runtime calls that block the calling thread until the device (or a stream or event)
 -- has finished: cudaDeviceSynchronize, hipStreamSynchronize, cudaEventSynchronize,

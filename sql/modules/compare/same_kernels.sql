@@ -1,3 +1,6 @@
+-- include: classify.align
+-- include: compare.pairs
+
 -- Kernels that both traces run under the very same name (Triton kernels, PyTorch native kernels,
 -- vendor-neutral libraries): the one place where two traces compare kernel for kernel. The seed
 -- takes them from the aligned pairs of each layer; here every kernel of the two traces counts, so

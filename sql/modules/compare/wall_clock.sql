@@ -1,6 +1,9 @@
+-- include: classify.align
+-- include: core.selection
+-- include: timeline.timeline
+
 -- Two traces compared in wall-clock time: where the difference of their spans comes from, and
 -- step by step.
--- Reads: traces, gpu_timeline, device_activity (62_timeline); align_op (70_pairs).
 
 -- The span of each trace (or of its steps of one phase) split into parts that add up to it
 -- exactly: idle time, each operation's kernel time (memsets as Memset), minus the time kernels

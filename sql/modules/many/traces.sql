@@ -1,3 +1,7 @@
+-- include: classify.align
+-- include: core.params
+-- include: core.selection
+
 -- Many traces at once: the traces a list of names or patterns selects, each operation's time across
 -- them (compare_traces), and across traces ordered by a parameter or by load time (trend_ops).
 

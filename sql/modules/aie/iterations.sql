@@ -1,3 +1,5 @@
+-- include: aie.kernels
+
 -- Iterations of the kernel loop on AIE core tiles, split at long LOCK_STALLs as the seed AIE
 -- post-processor splits them: an iteration boundary is the end of a LOCK_STALL lasting at least
 -- aie_lock_stall_factor() (20) times the core's median kernel duration, and a kernel belongs to

@@ -1,3 +1,5 @@
+-- include: core.events
+
 -- What launched each kernel: the runtime/driver call with the kernel's correlation id, and the
 -- cpu_op sharing its External id. A CUDA/HIP graph replay launches many kernels with one call,
 -- so many kernels share one launch row; each kernel still gets exactly one row. Ascend device

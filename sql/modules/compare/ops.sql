@@ -1,3 +1,6 @@
+-- include: classify.align
+-- include: compare.pairs
+
 -- Per-operation comparison of two traces (the seed analyzer's operations table).
 
 -- Per operation: calls, kernels, mean time per call and total time on each side, their ratio and gap, the group the
