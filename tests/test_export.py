@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 import json
 
 import duckdb
@@ -37,18 +39,9 @@ def source(tmp_path_factory):
 
 
 def report_runs():
-    """Every report with the parameters it needs on the source database."""
-    runs = []
-    for name, report in sorted(reports.available().items()):
-        if name == "tc-vs-prof":
-            runs.append((name, "--trace", "tc", "--vs", "kernel_details_cann8"))
-        elif report.compares:
-            runs.append((name, "--trace", PAIR[0], "--vs", PAIR[1]))
-        elif "traces" in report.params:  # many traces: a pattern, and names
-            runs.append((name, "--trace", "*bert*", "--vs", "tc"))
-        else:
-            runs.append((name,))
-    return runs
+    """Every report as its header's example runs it (the source database holds the traces the
+    examples name): the arguments after `tracedb report`."""
+    return [tuple(shlex.split(r.examples[0])[2:]) for _, r in sorted(reports.available().items())]
 
 
 def test_round_trip_gives_identical_reports(source, tmp_path):

@@ -202,3 +202,19 @@ def test_bad_rules_file_leaves_the_database_unchanged(tmp_path, text, message):
         assert len(lines) == 1 and lines[0].startswith(f"tracedb: error: {path}: ") and message in lines[0]
     with open_db(db) as con:
         assert table_counts(con) == before
+
+
+def test_every_report_has_an_example_that_names_it():
+    for name, report in reports.available().items():
+        assert report.examples and all(e.startswith(f"tracedb report {name}") for e in report.examples), name
+
+
+def test_report_files_are_parsed_once_per_process(monkeypatch):
+    reports.available()
+    parsed = []
+    real = reports.parse
+    monkeypatch.setattr(reports, "parse", lambda path: parsed.append(path) or real(path))
+    for _ in range(3):
+        reports.get("why")
+        reports.available()
+    assert parsed == []

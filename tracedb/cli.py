@@ -356,19 +356,21 @@ def schema(
 @app.command("reports")
 def list_reports(fmt: FormatOption = Format.table) -> None:
     """List the reports with their parameters."""
-    rows = [[r.name, r.summary, _params_text(r)] for r in reports.available().values()]
+    rows = [[r.name, r.summary, _params_text(r), "; ".join(r.examples)] for r in reports.available().values()]
     if fmt is not Format.table:
-        render(["report", "summary", "parameters"], rows, fmt, title="Reports")
+        render(["report", "summary", "parameters", "example"], rows, fmt, title="Reports")
         return
     # a list, each summary whole: a table would cut it, or leave the parameters out
     width = max(60, (shutil.get_terminal_size((PIPE_WIDTH, 24)).columns if sys.stdout.isatty()
                      else int(os.environ.get("COLUMNS", PIPE_WIDTH)) if os.environ.get("COLUMNS", "").isdigit()
                      else PIPE_WIDTH))
     lines = ["Reports", ""]
-    for name, summary, params in rows:
+    for name, summary, params, example in rows:
         lines.append(name)
         lines += textwrap.wrap(summary, width, initial_indent="    ", subsequent_indent="    ")
         lines += textwrap.wrap(f"parameters: {params}", width, initial_indent="    ", subsequent_indent="      ")
+        if example:
+            lines.append(f"    example: {example}")
         lines.append("")
     typer.echo("\n".join(lines).rstrip() + "\n")
 

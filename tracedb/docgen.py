@@ -34,6 +34,8 @@ def reports_page() -> str:
     out += [f"| [`{name}`](#{name}) | {_cell(r.summary)} |" for name, r in available.items()]
     for name, r in available.items():
         out += ["", f"## {name}", "", r.summary, ""]
+        if r.examples:
+            out += ["```", *r.examples, "```", ""]
         if r.alone:
             out += [f"With `--trace` alone: {r.alone}.", ""]
         if r.params:

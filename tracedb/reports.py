@@ -35,6 +35,8 @@ A report may print several tables: each further SELECT starts with its own heade
     -- Columns:
     --   status    text   ...
 
+A line `-- Example: tracedb report NAME ...` shows how to run it (tracedb reports, the reference
+page); the tests run every example on a database holding the traces it names.
 A report with a `vs` parameter compares two traces ($trace is A, $vs is B) and needs both, unless
 its header has a line `-- Alone: what it gives for one trace` (why: one trace against its ideal).
 With --limit, a report's totals rows are still its whole result's (the limited sections run again
@@ -107,6 +109,7 @@ class Report:
     params: dict[str, Param] = field(default_factory=dict)
     sections: list[Section] = field(default_factory=list)
     alone: str | None = None  # what the report gives for --trace alone, when it takes --vs too
+    examples: list[str] = field(default_factory=list)  # "-- Example: tracedb report ..." lines: run by the tests
     # a header line "Limit: ...": rows past --limit are summed in a last row of the result, whose
     # totals are then the whole result's already (why: the remainder)
     limit_folds: bool = False
@@ -241,6 +244,11 @@ def _parse_header(path: Path, report: Report, section: Section, header: list[tup
                 report.alone = stripped.split(":", 1)[1].strip()
             elif part == "summary" and stripped.lower().startswith("limit:") and allow_params:
                 report.limit_folds = True
+            elif part == "summary" and stripped.lower().startswith("example:") and allow_params:
+                example = stripped.split(":", 1)[1].strip()
+                if not example.startswith(f"tracedb report {report.name}"):
+                    raise ValueError(f"an example runs this report: 'Example: tracedb report {report.name} ...'")
+                report.examples.append(example)
             elif part == "summary" and stripped.lower().startswith("chart:"):
                 m = re.match(r"^chart:\s*(\w+(?:\+\w+)*)\s*->\s*(\w+(?:,\w+)*)"
                              r"(?:\s+by\s+(\w+)|\s+(stacked|roofline)\b)?\s+(.+)$", stripped, re.I)
@@ -274,12 +282,17 @@ def _parse_header(path: Path, report: Report, section: Section, header: list[tup
     return " ".join(summary)
 
 
+_PARSED: dict[tuple, dict[str, Report]] = {}
+
+
 def available() -> dict[str, Report]:
-    out = {}
-    for path in sorted(reports_dir().glob("*.sql")):
-        report = parse(path)
-        out[report.name] = report
-    return out
+    """Every report, its file parsed once per process (again only when a file changed)."""
+    paths = sorted(reports_dir().glob("*.sql"))
+    key = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in paths)
+    if key not in _PARSED:
+        _PARSED.clear()
+        _PARSED[key] = {r.name: r for r in map(parse, paths)}
+    return dict(_PARSED[key])
 
 
 def get(name: str) -> Report:

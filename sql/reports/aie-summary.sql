@@ -3,6 +3,7 @@
 -- slowest core's span; average, best and worst GMAC/s and utilisation. The seed
 -- post-processor's aggregate JSON with --format json. Parameters left out come from the trace's
 -- --meta or path, else the defaults of sql/modules/aie/rates.sql.
+-- Example: tracedb report aie-summary --trace mlir-aie_parse-trace_test1
 -- Parameters:
 --   trace = NULL        trace name or #id (NULL: every mlir-aie trace)
 --   M = NULL            GEMM rows of A and C

@@ -4,6 +4,7 @@
 -- its occurrence within each layer over every forward pass, with same-kernel flags and fusion
 -- notes.
 -- Chart: layer -> a_total_ns,b_total_ns,gap_ns  Time per layer, and the gap
+-- Example: tracedb report alignment --trace h100_bert-small --vs mi300_bert-small
 -- Parameters:
 --   trace = NULL   trace A (name or #id)
 --   vs = NULL      trace B (name or #id)

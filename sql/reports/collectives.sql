@@ -7,6 +7,7 @@
 -- same phase are taken for one size: transfer is their median time per call, waiting the rest
 -- (sized_by says which).
 -- Chart: op+phase -> transfer_ns,wait_ns stacked  Collective time: transfer and waiting
+-- Example: tracedb report collectives --trace h100_bert-small
 -- Parameters:
 --   trace = NULL   trace name or #id (NULL: every trace)
 --   phase = NULL   only calls of this phase: prefill, decode, mixed or none (NULL: all)

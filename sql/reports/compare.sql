@@ -3,6 +3,7 @@
 -- grouped as A slower / A faster / within 10 % (then operations found on one side only), with the
 -- cpu_op that issues each and the kernels behind the time.
 -- Chart: op -> a_total_ns,b_total_ns  Time per operation, A and B side by side
+-- Example: tracedb report compare --trace h100_bert-small --vs mi300_bert-small
 -- Parameters:
 --   trace = NULL   trace A (name or #id)
 --   vs = NULL      trace B (name or #id)

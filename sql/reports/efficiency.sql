@@ -1,5 +1,6 @@
 -- Report: efficiency
 -- The same operator, shape and dtype on two traces, each on its own device's roofline: time, achieved TFLOP/s and share of the device's peak on either side, the ratio of their call times and which side is further from its roof; the most time at stake first (efficiency_pairs).
+-- Example: tracedb report efficiency --trace h100_bert-small --vs mi300_bert-small
 -- Parameters:
 --   trace = NULL   trace A (name or #id)
 --   vs = NULL      trace B (name or #id)

@@ -4,6 +4,7 @@
 -- operation more than 80 % of the time), and count imbalances (1.5x or more, 50+ kernels), with
 -- the time at stake; then what each side fuses, and the per-layer fusion notes of the alignment.
 -- Chart: finding+fused_op -> at_stake_ns  Time at stake per finding
+-- Example: tracedb report fusion --trace h100_bert-small --vs mi300_bert-small
 -- Parameters:
 --   trace = NULL   trace A (name or #id)
 --   vs = NULL      trace B (name or #id)

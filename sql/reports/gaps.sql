@@ -6,6 +6,7 @@
 -- launched late (HTA's host wait), synchronisation, queued and waiting (HTA's kernel wait), no
 -- launch recorded.
 -- Chart: cause+frame -> idle_ns  Idle time per finding
+-- Example: tracedb report gaps --trace h100_bert-small -p min_gap_us=20
 -- Parameters:
 --   trace = NULL       trace name or #id (NULL: every trace)
 --   phase = NULL       only gaps before a kernel of this phase: prefill, decode, mixed or none (NULL: all)

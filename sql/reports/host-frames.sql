@@ -4,6 +4,7 @@
 -- side never enters. A frame's time counts its callees. Largest difference first: the frame where
 -- one host spends the time the other does not is the one to read.
 -- Alone: the trace's own host time per frame and step
+-- Example: tracedb report host-frames --trace h100_bert-small --vs mi300_bert-small
 -- Parameters:
 --   trace = NULL   trace A (name or #id)
 --   vs = NULL      trace B (name or #id; NULL: trace A alone)

@@ -1,6 +1,7 @@
 -- Report: kernels
 -- Top kernels by total time: each distinct kernel name per phase with its operation, matching
 -- rule and most common cpu_op.
+-- Example: tracedb report kernels --trace h100_bert-small --limit 10
 -- Parameters:
 --   trace = NULL   trace name or #id (NULL: every trace)
 --   phase = NULL   only this phase: prefill, decode, mixed or none (NULL: all)

@@ -2,6 +2,7 @@
 -- Per layer: GPU time summed over the forward passes, per pass, its share, and the operations
 -- taking it. Kernels outside every layer (embedding, final norm, LM head, sampling) form the row
 -- with an empty layer.
+-- Example: tracedb report layers --trace h100_bert-small
 -- Parameters:
 --   trace = NULL   trace name or #id (NULL: every trace)
 --   phase = NULL   only passes of this phase: prefill, decode, mixed or none (NULL: all)

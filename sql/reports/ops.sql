@@ -2,6 +2,7 @@
 -- Per operation and phase: kernels, total and mean time, share of the trace's GPU time, and the
 -- kernels that take most of it.
 -- Chart: trace+op+phase -> total_ns  GPU time per operation
+-- Example: tracedb report ops --trace h100_bert-small
 -- Parameters:
 --   trace = NULL   trace name or #id (NULL: every trace)
 --   phase = NULL   only this phase: prefill, decode, mixed or none (NULL: all)

@@ -1,5 +1,6 @@
 -- Report: phases
 -- Per phase: iterations, kernels, GPU time and its share, and GPU time per iteration.
+-- Example: tracedb report phases --trace h100_bert-small
 -- Parameters:
 --   trace = NULL   trace name or #id (NULL: every trace)
 -- Columns:

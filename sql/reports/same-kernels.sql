@@ -1,6 +1,7 @@
 -- Report: same-kernels
 -- Kernels both traces run under the very same name (Triton, PyTorch native, shared libraries),
 -- compared count for count and time for time, largest gap first; then how many each side wins.
+-- Example: tracedb report same-kernels --trace h100_bert-small --vs mi300_bert-small
 -- Parameters:
 --   trace = NULL   trace A (name or #id)
 --   vs = NULL      trace B (name or #id)

@@ -1,6 +1,7 @@
 -- Report: stacks
 -- Where each operation comes from: per operation the most common cpu_op and Python path, and how
 -- many different ones issue it.
+-- Example: tracedb report stacks --trace h100_bert-small
 -- Parameters:
 --   trace = NULL   trace name or #id (NULL: every trace)
 --   phase = NULL   only this phase: prefill, decode, mixed or none (NULL: all)

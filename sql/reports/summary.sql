@@ -1,6 +1,7 @@
 -- Report: summary
 -- Per trace: GPU kernel time and count, busy versus idle time of the device (as the timeline
 -- report counts them: kernels, memcpy and memset), and time by operation.
+-- Example: tracedb report summary
 -- Parameters:
 --   trace = NULL   trace name or #id (NULL: every trace)
 --   phase = NULL   only kernels of this phase: prefill, decode, mixed or none (NULL: all); span, busy and idle then sum that phase's steps

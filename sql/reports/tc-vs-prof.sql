@@ -5,6 +5,7 @@
 -- both (PARTIAL) or lacks it (unmodelled). --format json gives the rows of TensorCast's
 -- op_comparison.json.
 -- Chart: kernel_type -> tc_total_us,prof_per_fwd_us  Modelled and measured time per kernel type, µs
+-- Example: tracedb report tc-vs-prof --trace tc --vs kernel_details_cann8
 -- Parameters:
 --   trace = NULL           the TensorCast trace (name or #id)
 --   vs = NULL              the profile: kernel_details.csv, op_summary or a forward-pass CSV (name or #id)

@@ -1,6 +1,7 @@
 -- Report: trend
 -- Each operation's time across traces in order: of a parameter or top-level key of the traces (-p key=NAME, e.g. a date or a version given with load --meta), or of load time; with the change from the trace before.
 -- Chart: op -> total_ns by trace_name  Time per operation, a bar per trace in order
+-- Example: tracedb report trend --trace '*bert*'
 -- Parameters:
 --   traces = NULL  the traces: names, #ids or glob patterns ('nightly_*')
 --   key = NULL     the parameter or top-level key that orders them, numbers as numbers (NULL: load time)

@@ -10,6 +10,7 @@
 -- phase are taken for one size.
 -- Limit: the findings past --limit are summed in the remainder, the last row
 -- Alone: the trace against its own ideal (idle against none, each modelled operation against its device's roofline, waiting in collectives against none)
+-- Example: tracedb report why --trace h100_bert-small --vs mi300_bert-small
 -- Parameters:
 --   trace = NULL      trace A (name or #id)
 --   vs = NULL         trace B (name or #id; NULL: trace A against its own ideal)
