@@ -182,3 +182,17 @@ def test_show_sql_quotes_a_hostile_value_as_one_literal(bert):
     with read_only(bert) as con:
         assert con.execute(script).fetchall() == []  # a trace of that name, which there is not
         assert con.execute("SELECT count(*) FROM traces").fetchone()[0] == 2
+
+
+@pytest.mark.parametrize("args", [("ops",), ("ops", "--limit", "2"), ("compare",), ("kernels",)])
+def test_printing_a_report_shows_what_the_command_prints(bert, args):
+    """print(db.report(...)) and tracedb report share one presentation: a table per trace, the first
+    40 rows of a long one with the totals over every row, the same titles."""
+    name, *rest = args
+    limit = int(rest[1]) if rest else None
+    pair = _args("compare")[0] if name == "compare" else ()
+    cli = run_cli("report", name, *pair, *rest, db=bert, env={"COLUMNS": "120"}, check=True).stdout
+    with tracedb.connect(bert) as db:
+        kw = {"trace": pair[1], "vs": pair[3]} if pair else {}
+        result = db.report(name, limit=limit, **kw)
+    assert result.text(width=120) == cli

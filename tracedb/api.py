@@ -166,6 +166,7 @@ class ReportResult:
     params: dict[str, Any]
     labels: tuple[str, str] | None = None  # a comparison's traces: name, platform, device
     names: tuple[str, str] | None = None  # a comparison's trace names
+    bounded: bool = True  # a table shows its first rows only (no limit was asked for)
 
     @property
     def main(self) -> Result:
@@ -178,7 +179,7 @@ class ReportResult:
 
     def only(self, section: str) -> "ReportResult":
         """The report with one of its sections."""
-        return ReportResult(self.report, {section: self[section]}, self.params, self.labels, self.names)
+        return ReportResult(self.report, {section: self[section]}, self.params, self.labels, self.names, self.bounded)
 
     def __getitem__(self, section: str) -> Result:
         if section not in self.sections:
@@ -209,15 +210,25 @@ class ReportResult:
 
         return html.fragment(self.report, self._triples(), self.labels, self.names)
 
+    def text(self, fmt: Format | str = Format.table, width: int | None = None, wide: bool = False,
+             bounded: bool = True) -> str:
+        """The report as `tracedb report` prints it: a table per trace, a long table's first rows
+        with its totals over every row (bounded), csv, json, markdown or html."""
+        from . import present
+
+        out = _Text(width)
+        present.print_report(self, fmt, out, wide, bounded and self.bounded)
+        return out.getvalue()
+
     def to_markdown(self) -> str:
-        return "".join(r.to_markdown() for r in self.sections.values())
+        return self.text(Format.markdown)
 
     def _triples(self) -> list[tuple[reportmod.Section, list[str], list[tuple]]]:
         by_name = {s.name: s for s in self.report.sections}
         return [(by_name[name], r.columns, r.rows) for name, r in self.sections.items()]
 
     def __str__(self) -> str:
-        return "".join(r.text() for r in self.sections.values())
+        return self.text()
 
     __repr__ = __str__
 
@@ -442,7 +453,7 @@ class Database:
                     out[sec.name].total_rows = every[sec.name]
         leading = [s.name for s in report.sections if s.first and s.name in out]
         out = {name: out[name] for name in leading + [n for n in out if n not in leading]}
-        return ReportResult(report, out, values, labels, names)
+        return ReportResult(report, out, values, labels, names, bounded=params_limit is None)
 
     # -- changes
     def load(self, path: str | Path, *, name: str | None = None, replace: bool = False,

@@ -14,10 +14,10 @@ from typing import Annotated, Callable, List, Optional
 import duckdb
 import typer
 
-from . import __version__, api, atomic, reports
+from . import __version__, api, atomic, present, reports
 from .db import STORAGE_VERSION, default_path
 from .errors import Interrupted, TracedbError, is_interrupt
-from .render import PIPE_WIDTH, Format, by_trace, render, to_json
+from .render import PIPE_WIDTH, Format, render, to_json
 
 # The modules behind one command are imported by that command (a tiny load pays for nothing else).
 
@@ -294,9 +294,7 @@ def remove(
         say(f"tracedb: removed {name}")
 
 
-# Rows of one table a terminal shows when no --limit is given; the rest are counted, not printed
-# (printing 100,000 rows would take longer than the query that found them).
-TERMINAL_ROWS = 40
+TERMINAL_ROWS = present.TERMINAL_ROWS  # rows of a table a terminal shows when no --limit is given
 
 
 @app.command("sql")
@@ -512,43 +510,7 @@ def _write_reports(database: Path, writes: list[tuple[Path, Callable[[], None]]]
 
 
 def _print_report(result: "api.ReportResult", fmt: Format, wide: bool = False, bounded: bool = False) -> None:
-    if fmt is Format.html:
-        sys.stdout.write(result.to_html())
-        return
-    if fmt is Format.json and len(result.sections) > 1:
-        typer.echo(to_json({name: r.records() for name, r in result.sections.items()}))
-        return
-    for r in result.sections.values():
-        _print_section(r.shown(fmt, wide), fmt, bounded and fmt is Format.table, by_side=result.labels is None,
-                       wide=wide)
-
-
-def _print_section(r: "api.Result", fmt: Format, bounded: bool, by_side: bool, wide: bool = False) -> None:
-    if fmt in (Format.csv, Format.json) or not by_side or "trace" not in r.columns or not r.rows:
-        _render_bounded(r.columns, r.rows, fmt, r.title, r.formats, r.totals, r.notes, bounded, wide, r.total_rows)
-        return
-    shown, groups = by_trace(r.columns, r.rows)
-    every = by_trace(r.columns, r.total_rows)[1] if r.total_rows is not None else {}
-    title = r.title.split(": ", 1)[0]  # the report and section; the trace replaces the summary
-    for trace_name, group in groups.items():
-        _render_bounded(shown, group, fmt, f"{title} — {trace_name}", r.formats, r.totals, r.notes, bounded, wide,
-                        every.get(trace_name))
-
-
-def _render_bounded(columns, rows, fmt: Format, title, formats, totals, notes, bounded: bool,
-                    wide: bool = False, every: list | None = None) -> None:
-    """Render rows, the first TERMINAL_ROWS when bounded; the totals row sums every row (every:
-    all the rows of the result, when --limit showed fewer) and says how many when some are hidden."""
-    every = rows if every is None or len(every) <= len(rows) else every
-    if not bounded or len(rows) <= TERMINAL_ROWS:
-        label = "total" if len(every) == len(rows) else f"total of {len(every):,}, {len(rows):,} shown"
-        render(columns, rows, fmt, title=title, formats=formats, totals=totals, notes=notes, wide=wide,
-               total_rows=every, total_label=label)
-        return
-    render(columns, rows[:TERMINAL_ROWS], fmt, title=title, formats=formats, totals=totals, notes=notes,
-           total_rows=every, total_label=f"total of {len(every):,}, {TERMINAL_ROWS} shown", wide=wide)
-    typer.echo(f"  {len(rows) - TERMINAL_ROWS:,} more rows not shown: --limit N shows N, "
-               "--format csv or json all of them\n")
+    present.print_report(result, fmt, sys.stdout, wide, bounded)
 
 
 rules_app = typer.Typer(help="Kernel classification rules, annotation patterns and step frame patterns: list, "
