@@ -5,20 +5,18 @@ page. tracedb report NAME and print(db.report(NAME)) print the same text."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TextIO
+from typing import Any, TextIO
 
 from .render import Format, by_trace, render, to_json
-
-if TYPE_CHECKING:
-    from .api import ReportResult, Result
 
 # Rows of one table a terminal shows when no --limit is given; the rest are counted, not printed
 # (printing 100,000 rows would take longer than the query that found them).
 TERMINAL_ROWS = 40
 
 
-def print_report(result: "ReportResult", fmt: Format, out: TextIO, wide: bool = False, bounded: bool = False) -> None:
-    """Write a report in a format: each section, a comparison's whole, a single trace's table per trace."""
+def print_report(result: Any, fmt: Format, out: TextIO, wide: bool = False, bounded: bool = False) -> None:
+    """Write a report (an api.ReportResult: its sections, labels and html) in a format: each
+    section, a comparison's whole, a single trace's table per trace."""
     fmt = Format(fmt)
     if fmt is Format.html:
         out.write(result.to_html())
@@ -31,7 +29,8 @@ def print_report(result: "ReportResult", fmt: Format, out: TextIO, wide: bool = 
                  wide=wide)
 
 
-def _section(r: "Result", fmt: Format, out: TextIO, bounded: bool, by_side: bool, wide: bool = False) -> None:
+def _section(r: Any, fmt: Format, out: TextIO, bounded: bool, by_side: bool, wide: bool = False) -> None:
+    """One section (an api.Result), a table per trace when its rows span several."""
     if fmt in (Format.csv, Format.json) or not by_side or "trace" not in r.columns or not r.rows:
         _bounded(r.columns, r.rows, fmt, out, r.title, r.formats, r.totals, r.notes, bounded, wide, r.total_rows)
         return
