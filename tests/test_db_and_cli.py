@@ -182,7 +182,7 @@ def test_a_failed_load_leaves_the_connection_s_settings_as_they_were(con, monkey
     """The derivation raises the memory limit and the load changes insertion order; a derivation
     that fails inside the transaction cannot put them back itself (DuckDB refuses every statement
     there), so the rollback does: the connection is as it was, and the database unchanged."""
-    import tracedb.db as dbmod
+    import tracedb.store as storemod  # the derivation runs its files through the store
 
     def settings():
         return con.execute("SELECT current_setting('memory_limit'), current_setting('preserve_insertion_order'), "
@@ -191,18 +191,18 @@ def test_a_failed_load_leaves_the_connection_s_settings_as_they_were(con, monkey
     con.execute("SET memory_limit = '3GiB'")  # a value DuckDB shows exactly (it shows 0.1 GiB steps)
     con.execute("SET threads = 2")  # a small trace is derived on one thread
     before, counts = settings(), table_counts(con)
-    real = dbmod.run_file
+    real = storemod.run_file
 
     def failing(c, rel, params=None):
         if rel.startswith("derive/"):
             c.execute("SELECT error('derivation failed')")
         return real(c, rel, params)
 
-    monkeypatch.setattr(dbmod, "run_file", failing)
+    monkeypatch.setattr(storemod, "run_file", failing)
     with pytest.raises(TracedbError, match="cannot load: .*derivation failed"):
         load(con, KINETO[0])
     assert settings() == before and table_counts(con) == counts
-    monkeypatch.setattr(dbmod, "run_file", real)
+    monkeypatch.setattr(storemod, "run_file", real)
     assert load(con, KINETO[0]).status == "loaded" and settings() == before
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from conftest import KINETO, load, run_cli, write_tc_trace, tc_op
 from tracedb import db as dbmod
+from tracedb import store as storemod
 from tracedb.ingest import readers, source
 
 
@@ -25,6 +26,7 @@ def scripts_run(monkeypatch):
         return real(con, rel, params)
 
     monkeypatch.setattr(dbmod, "run_file", spy)
+    monkeypatch.setattr(storemod, "run_file", spy)  # the derivation's files
     monkeypatch.setattr(readers, "run_file", spy)
     return ran
 

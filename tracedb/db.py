@@ -20,7 +20,6 @@ a file held elsewhere is a one-line error naming the holder, and open_db can wai
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import re
@@ -31,7 +30,11 @@ from pathlib import Path
 
 import duckdb
 
-from . import modules, rebuild, scratch, sqlfiles
+from . import modules, rebuild, scratch, sqlfiles, store
+from .store import (  # noqa: F401  (re-exported: the layers above use them through db)
+    DERIVE_MEMORY_LIMIT, LOAD_CHECKPOINT_THRESHOLD, LOAD_MEMORY_LIMIT, SCOPE_VARIABLE, _raise_fatal, invalidated_by,
+    is_fatal, one_line, one_line_errors, rollback, run_file, run_script, run_with_params, settings, transaction,
+    used_params)
 from .errors import TracedbError, reraise_interrupt
 
 DEFAULT_DB = "tracedb.duckdb"
@@ -55,133 +58,6 @@ def migrations() -> list[tuple[int, Path]]:
 
 def latest_version() -> int:
     return max(v for v, _ in migrations())
-
-
-# The session variable that scopes the analysis views to the trace being derived (tracedb.facts,
-# the _in_scope macro of sql/modules/core/events.sql).
-SCOPE_VARIABLE = "tracedb_scope"
-
-
-# Memory DuckDB may use while a load stages events (beyond it they spill to disk, see
-# tracedb.ingest.bulk), and while the derivation runs (its joins and windows spill beyond it: a
-# 1 GiB trace derives within it).
-LOAD_MEMORY_LIMIT = "192MB"
-DERIVE_MEMORY_LIMIT = "400MB"
-# A load's commit whose log would hold more than this writes it straight into the file (a
-# checkpoint) instead of the write-ahead log, which the close would then copy into the file
-# again: on the corpus's 17-20 MB traces, the commit and the close 0.03-0.05 s sooner (DuckDB's
-# default is 16 MiB; at 1 MB the commit of a 62 MB trace took twice its time now and then).
-LOAD_CHECKPOINT_THRESHOLD = "4MB"
-
-# Settings a failed block could not put back (DuckDB refuses every statement, SET included, in an
-# aborted transaction): rollback() restores them.
-_restore_after_rollback: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, dict[str, str]]" = \
-    weakref.WeakKeyDictionary()
-
-
-# Connections DuckDB invalidated (a fatal error: the disk filled during a checkpoint): no statement
-# runs on them again, so nothing tries one (a rollback, a setting put back) and every later use is
-# one line saying why (invalidated_by). The file itself is as the last commit left it.
-_invalidated: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, str]" = weakref.WeakKeyDictionary()
-
-
-def is_fatal(exc: BaseException) -> bool:
-    """A DuckDB error after which its database must be opened again."""
-    return isinstance(exc, duckdb.FatalException) or "database has been invalidated" in str(exc)
-
-
-def invalidated_by(con: duckdb.DuckDBPyConnection) -> str | None:
-    """Why DuckDB invalidated this connection's database (None: it did not)."""
-    return _invalidated.get(con)
-
-
-def one_line(exc: BaseException, limit: int = 300) -> str:
-    return " ".join(str(exc).split())[:limit]
-
-
-@contextlib.contextmanager
-def settings(con: duckdb.DuckDBPyConnection, **values: object):
-    """Change DuckDB settings (memory_limit, threads, preserve_insertion_order, ...) for a block,
-    and put back what they were after it, even when it fails inside a transaction. The one place
-    tracedb changes a setting: DuckDB settings outlive transactions, and these are the database's,
-    shared by every connection and cursor of the process on it, so one left changed would hold for
-    every later statement (a user's notebook connection included); while the block runs they hold
-    for those too. A setting comes back as DuckDB shows it: a memory limit to 0.1 GiB."""
-    before = {k: con.execute("SELECT current_setting(?)", [k]).fetchone()[0] for k in values}
-    try:
-        for key, value in values.items():
-            _set(con, key, value)
-        yield
-    finally:
-        try:
-            if invalidated_by(con) is None:
-                for key, value in before.items():
-                    _set(con, key, value)
-        except duckdb.TransactionException:  # the transaction failed: its owner's rollback restores them
-            _restore_after_rollback.setdefault(con, {}).update(before)
-
-
-def _set(con: duckdb.DuckDBPyConnection, key: str, value: object) -> None:
-    if not re.fullmatch(r"[a-z_]+", key):
-        raise ValueError(f"not a setting name: {key!r}")
-    literal = str(value).lower() if isinstance(value, bool) else str(value)
-    if key == "memory_limit" and literal.endswith("PiB"):
-        literal = "-1"  # no limit reads back as 16383.9 PiB, which SET refuses
-    con.execute(f"SET {key} = '{literal}'")
-
-
-def rollback(con: duckdb.DuckDBPyConnection) -> None:
-    """ROLLBACK (when the transaction is still open), then restore what a failed block could not:
-    the settings it changed, and the derivation's scope (a session variable outlives a rollback,
-    so every view read on the connection afterwards would see one trace alone)."""
-    if invalidated_by(con) is not None:
-        return  # DuckDB ends the transaction of a database it invalidated
-    try:
-        con.execute("ROLLBACK")
-    except duckdb.TransactionException as exc:
-        # a Ctrl-C that lands as COMMIT returns: the transaction is committed, and the interrupt
-        # (not this) is what the caller must see
-        if "no transaction is active" not in str(exc):
-            raise
-    con.execute(f"RESET VARIABLE {SCOPE_VARIABLE}")
-    for key, value in _restore_after_rollback.pop(con, {}).items():
-        _set(con, key, value)
-
-
-@contextlib.contextmanager
-def transaction(con: duckdb.DuckDBPyConnection, failure: str):
-    """BEGIN ... COMMIT, or ROLLBACK on any error; a DuckDB error becomes one line, '<failure>: <error>'."""
-    con.execute("BEGIN TRANSACTION")
-    try:
-        yield
-        con.execute("COMMIT")
-    except duckdb.Error as exc:
-        _raise_fatal(con, exc, failure)
-        rollback(con)
-        reraise_interrupt(exc)
-        raise TracedbError(f"{failure}: {one_line(exc)}") from None
-    except BaseException:
-        rollback(con)
-        raise
-
-
-@contextlib.contextmanager
-def one_line_errors(con: duckdb.DuckDBPyConnection, failure: str):
-    """A DuckDB error in the block, outside any transaction (a load's staging), becomes one line,
-    '<failure>: <error>'."""
-    try:
-        yield
-    except duckdb.Error as exc:
-        _raise_fatal(con, exc, failure)
-        reraise_interrupt(exc)
-        raise TracedbError(f"{failure}: {one_line(exc)}") from None
-
-
-def _raise_fatal(con: duckdb.DuckDBPyConnection, exc: duckdb.Error, failure: str) -> None:
-    if is_fatal(exc):  # e.g. the disk filled during the commit's checkpoint
-        _invalidated[con] = one_line(exc, 200)
-        raise TracedbError(f"{failure}: {one_line(exc)}; the database opens again with every trace "
-                           "committed (free some space and load the file again)") from None
 
 
 def storage_version() -> str:
@@ -261,9 +137,7 @@ def _connect(path: Path, read_only: bool, memory_limit: str | None, storage: str
     copied = False
     if not read_only and not path.exists():
         wanted = storage or storage_version()
-        from .template import copy_to as copy_template  # here: python -m tracedb.template imports db
-
-        copied = template and wanted == STORAGE_VERSION and copy_template(path)
+        copied = template and wanted == STORAGE_VERSION and store.copy_to(path)
         if not copied:
             config["storage_compatibility_version"] = wanted
     try:
@@ -364,38 +238,6 @@ def _refuse_newer(version: int) -> None:
         raise TracedbError(
             f"database schema v{version} is newer than this tracedb understands (v{latest_version()}); "
             "upgrade tracedb to open it")
-
-
-def run_script(con: duckdb.DuckDBPyConnection, text: str) -> None:
-    """Run every statement of a SQL file, each followed by the COMMENT ONs from its doc block, in
-    one call (hundreds of small statements: one call each would double the cost of a new database)."""
-    parts = []
-    for stmt in sqlfiles.split_statements(text):
-        parts.append(stmt)
-        doc = sqlfiles.object_docs(stmt)
-        if doc:
-            parts.extend(sqlfiles.comment_statements(doc))
-    if parts:
-        # a newline before each ";": a statement may end in a -- comment
-        con.execute("\n;\n".join(p.rstrip().rstrip(";") for p in parts))
-
-
-def used_params(stmt: str, params: dict) -> dict | None:
-    """The $name parameters a statement uses outside comments (DuckDB refuses unused ones)."""
-    code = "\n".join(line.split("--", 1)[0] for line in stmt.splitlines())
-    used = {k: v for k, v in params.items() if re.search(rf"\${k}\b", code)}
-    return used or None
-
-
-def run_with_params(con: duckdb.DuckDBPyConnection, statements: list[str], params: dict) -> None:
-    """Run statements, binding to each only the $name parameters it uses."""
-    for stmt in statements:
-        con.execute(stmt, used_params(stmt, params))
-
-
-def run_file(con: duckdb.DuckDBPyConnection, rel: str, params: dict | None = None) -> None:
-    """Run the statements of sql/<rel> with run_with_params."""
-    run_with_params(con, sqlfiles.split_statements(sqlfiles.read(rel)), params or {})
 
 
 def upgrade(con: duckdb.DuckDBPyConnection, force_views: bool = False, derive: bool = True) -> None:

@@ -8,18 +8,19 @@ inside the load transaction, and for every trace when the rules or the views cha
 
 from __future__ import annotations
 
+import hashlib
+
 import duckdb
 
-from . import db
+from . import store
+from .sqlfiles import literal
 
 
 def derive(con: duckdb.DuckDBPyConnection, trace_id: int) -> None:
     """(Re)derive one trace's facts (the caller owns the transaction)."""
-    from . import rules  # rules re-derives through this module
-
     # the regex rules written out as the kernel rules stand now, however they got into the table
     # (a rules file, a lake's or an export's rules, a worker's copy of the user's)
-    rules.refresh_regex_rules(con)
+    refresh_regex_rules(con)
     # the load's tighter limit for staging is raised to the derivation's while it runs. DuckDB's
     # choice of each hash join's build side, made again after the join order from estimated row
     # counts, is off: the views' scope filter (_in_scope) and the recursive walk of the Python
@@ -28,19 +29,19 @@ def derive(con: duckdb.DuckDBPyConnection, trace_id: int) -> None:
     # 420 MB); the join order alone decides here (the corpus's loads are unchanged by it)
     disabled = [o for o in con.execute("SELECT current_setting('disabled_optimizers')").fetchone()[0].split(",") if o]
     disabled += [] if "build_side_probe_side" in disabled else ["build_side_probe_side"]  # the user's kept
-    with db.settings(con, memory_limit=db.DERIVE_MEMORY_LIMIT, disabled_optimizers=",".join(disabled)):
+    with store.settings(con, memory_limit=store.DERIVE_MEMORY_LIMIT, disabled_optimizers=",".join(disabled)):
         # the views read this trace's rows alone (the _in_scope macro): no other trace is scanned
-        con.execute(f"SET VARIABLE {db.SCOPE_VARIABLE} = {int(trace_id)}")
+        con.execute(f"SET VARIABLE {store.SCOPE_VARIABLE} = {int(trace_id)}")
         try:
-            db.run_file(con, "derive/kernel_facts.sql", {"trace_id": trace_id})
+            store.run_file(con, "derive/kernel_facts.sql", {"trace_id": trace_id})
             # AIE kernel runs only for an mlir-aie trace: no work for formats the trace is not
             if con.execute("SELECT format = 'mlir-aie' FROM traces WHERE trace_id = ?", [trace_id]).fetchone()[0]:
-                db.run_file(con, "derive/aie_kernels.sql", {"trace_id": trace_id})
+                store.run_file(con, "derive/aie_kernels.sql", {"trace_id": trace_id})
         finally:
             try:
-                con.execute(f"RESET VARIABLE {db.SCOPE_VARIABLE}")
+                con.execute(f"RESET VARIABLE {store.SCOPE_VARIABLE}")
             except duckdb.TransactionException:
-                pass  # the transaction failed: its own error is the one to report (db.rollback clears the scope)
+                pass  # the transaction failed: its own error is the one to report (store.rollback clears the scope)
 
 
 def derive_all(con: duckdb.DuckDBPyConnection) -> int:
@@ -53,6 +54,53 @@ def derive_all(con: duckdb.DuckDBPyConnection) -> int:
 
 def refresh(con: duckdb.DuckDBPyConnection) -> int:
     """Re-derive every trace in one transaction of its own; returns the trace count."""
-    with db.transaction(con, "cannot re-derive the traces"):
+    with store.transaction(con, "cannot re-derive the traces"):
         count = derive_all(con)
     return count
+
+
+def refresh_regex_rules(con: duckdb.DuckDBPyConnection) -> None:
+    """Rewrite the macros _regex_rule_hits and _inductor_rule_hits (sql/modules/classify/kernel_ops.sql),
+    _context_rule_hits (sql/modules/classify/kernel_ops_live.sql) and _step_frame_rule_hits
+    (sql/modules/steps/phases.sql) with the rules' patterns written out as constants: DuckDB compiles a
+    constant pattern once per query, a pattern read from a table once per row, and matching every
+    distinct kernel name against every regex rule was most of a load's classification time (the
+    context rules' patterns tried per text, most of the rest; the inductor rules' tried per
+    Inductor name, a quarter of the operations' time on a compiled diffusion model; the step frame
+    patterns tried per frame name, half the phases' time on a 34 MB vLLM trace of 120,000 Python
+    frames). Every
+    derivation calls it first (tracedb.facts), whatever path the rules took into the table; loading
+    rules calls it too, so that the macro a DuckDB shell reads follows the table. The macros are
+    written only when their texts differ from the last ones written, told by the digest kept in
+    _rule_hits_digest (writing the four took 10 ms of every load)."""
+    statements = []
+    for match, signature, text in (("regex", "_regex_rule_hits(kernel_name, kernel_platform)", "kernel_name"),
+                                   ("inductor", "_inductor_rule_hits(fused_ops, kernel_platform)", "fused_ops")):
+        rules = con.execute("SELECT rank, platform, pattern FROM _kernel_rules_ordered WHERE match = ? "
+                            "ORDER BY rank", [match]).fetchall()
+        statements.append(_hits_macro(
+            signature, [f"CASE WHEN {'' if platform == 'any' else f'kernel_platform = {literal(platform)} AND '}"
+                        f"regexp_matches({text}, {literal(pattern)}) THEN {int(rank)} END"
+                        for rank, platform, pattern in rules]))
+    rules = con.execute("SELECT rank, match, pattern FROM _kernel_rules_ordered "
+                        "WHERE match IN ('cpu_op', 'collective', 'annotation') ORDER BY rank").fetchall()
+    statements.append(_hits_macro(
+        "_context_rule_hits(context_kind, context_text)",
+        [f"CASE WHEN context_kind = {literal(match)} AND regexp_matches(context_text, {literal(pattern)}) "
+         f"THEN {int(rank)} END" for rank, match, pattern in rules]))
+    rules = con.execute("SELECT rank, regex FROM _step_frame_patterns_ordered ORDER BY rank").fetchall()
+    statements.append(_hits_macro(
+        "_step_frame_rule_hits(frame_name)",
+        [f"CASE WHEN regexp_matches(frame_name, {literal(regex)}) THEN {int(rank)} END" for rank, regex in rules]))
+    digest = hashlib.sha256("\n".join(statements).encode()).hexdigest()
+    if con.execute("SELECT _rule_hits_digest()").fetchone()[0] == digest:
+        return
+    for statement in statements:
+        con.execute(statement)
+    con.execute(f"CREATE OR REPLACE MACRO _rule_hits_digest() AS '{digest}'")
+
+
+def _hits_macro(signature: str, hits: list[str]) -> str:
+    """A macro giving the ranks of the rules that hit: hits, one CASE per rule, NULL on a miss."""
+    body = f"list_filter([{', '.join(hits)}]::INTEGER[], lambda r: r IS NOT NULL)" if hits else "[]::INTEGER[]"
+    return f"CREATE OR REPLACE MACRO {signature} AS {body}"

@@ -10,15 +10,13 @@ file and is tried before the built-in rows.
 from __future__ import annotations
 
 import csv
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
-from . import db, facts, sqlfiles
+from . import facts, sqlfiles, store
 from .errors import TracedbError, reraise_interrupt
-from .sqlfiles import literal
 
 BUILTIN = "builtin"
 
@@ -68,55 +66,11 @@ def builtin_files() -> list[Path]:
 def load_builtin(con: duckdb.DuckDBPyConnection) -> None:
     """Replace the built-in rows of every rules table with the packaged files (caller's transaction)."""
     for kind, path in zip(KINDS, builtin_files()):
-        db.run_file(con, kind.loader, {"source": BUILTIN, "path": str(path)})
+        store.run_file(con, kind.loader, {"source": BUILTIN, "path": str(path)})
     refresh_regex_rules(con)
 
 
-def refresh_regex_rules(con: duckdb.DuckDBPyConnection) -> None:
-    """Rewrite the macros _regex_rule_hits and _inductor_rule_hits (sql/modules/classify/kernel_ops.sql),
-    _context_rule_hits (sql/modules/classify/kernel_ops_live.sql) and _step_frame_rule_hits
-    (sql/modules/steps/phases.sql) with the rules' patterns written out as constants: DuckDB compiles a
-    constant pattern once per query, a pattern read from a table once per row, and matching every
-    distinct kernel name against every regex rule was most of a load's classification time (the
-    context rules' patterns tried per text, most of the rest; the inductor rules' tried per
-    Inductor name, a quarter of the operations' time on a compiled diffusion model; the step frame
-    patterns tried per frame name, half the phases' time on a 34 MB vLLM trace of 120,000 Python
-    frames). Every
-    derivation calls it first (tracedb.facts), whatever path the rules took into the table; loading
-    rules calls it too, so that the macro a DuckDB shell reads follows the table. The macros are
-    written only when their texts differ from the last ones written, told by the digest kept in
-    _rule_hits_digest (writing the four took 10 ms of every load)."""
-    statements = []
-    for match, signature, text in (("regex", "_regex_rule_hits(kernel_name, kernel_platform)", "kernel_name"),
-                                   ("inductor", "_inductor_rule_hits(fused_ops, kernel_platform)", "fused_ops")):
-        rules = con.execute("SELECT rank, platform, pattern FROM _kernel_rules_ordered WHERE match = ? "
-                            "ORDER BY rank", [match]).fetchall()
-        statements.append(_hits_macro(
-            signature, [f"CASE WHEN {'' if platform == 'any' else f'kernel_platform = {literal(platform)} AND '}"
-                        f"regexp_matches({text}, {literal(pattern)}) THEN {int(rank)} END"
-                        for rank, platform, pattern in rules]))
-    rules = con.execute("SELECT rank, match, pattern FROM _kernel_rules_ordered "
-                        "WHERE match IN ('cpu_op', 'collective', 'annotation') ORDER BY rank").fetchall()
-    statements.append(_hits_macro(
-        "_context_rule_hits(context_kind, context_text)",
-        [f"CASE WHEN context_kind = {literal(match)} AND regexp_matches(context_text, {literal(pattern)}) "
-         f"THEN {int(rank)} END" for rank, match, pattern in rules]))
-    rules = con.execute("SELECT rank, regex FROM _step_frame_patterns_ordered ORDER BY rank").fetchall()
-    statements.append(_hits_macro(
-        "_step_frame_rule_hits(frame_name)",
-        [f"CASE WHEN regexp_matches(frame_name, {literal(regex)}) THEN {int(rank)} END" for rank, regex in rules]))
-    digest = hashlib.sha256("\n".join(statements).encode()).hexdigest()
-    if con.execute("SELECT _rule_hits_digest()").fetchone()[0] == digest:
-        return
-    for statement in statements:
-        con.execute(statement)
-    con.execute(f"CREATE OR REPLACE MACRO _rule_hits_digest() AS '{digest}'")
-
-
-def _hits_macro(signature: str, hits: list[str]) -> str:
-    """A macro giving the ranks of the rules that hit: hits, one CASE per rule, NULL on a miss."""
-    body = f"list_filter([{', '.join(hits)}]::INTEGER[], lambda r: r IS NOT NULL)" if hits else "[]::INTEGER[]"
-    return f"CREATE OR REPLACE MACRO {signature} AS {body}"
+refresh_regex_rules = facts.refresh_regex_rules  # the derivation's, which it calls first
 
 
 def kind_named(table: str) -> RuleKind:
@@ -209,8 +163,8 @@ def add_file(con: duckdb.DuckDBPyConnection, path: Path, source: str | None = No
     source = source or path.name
     if source == BUILTIN:
         raise TracedbError(f"{path}: the source name {BUILTIN!r} is reserved for the packaged rules")
-    with db.transaction(con, f"{path}: cannot load rules"):
-        db.run_file(con, kind.loader, {"source": source, "path": str(path.resolve())})
+    with store.transaction(con, f"{path}: cannot load rules"):
+        store.run_file(con, kind.loader, {"source": source, "path": str(path.resolve())})
         count = con.execute(f"SELECT count(*) FROM {kind.table} WHERE source = ?", [source]).fetchone()[0]
         refresh_regex_rules(con)  # also for a database without traces: the macro follows the table
         facts.derive_all(con)
@@ -223,7 +177,7 @@ def remove_source(con: duckdb.DuckDBPyConnection, source: str) -> int:
     if source == BUILTIN:
         raise TracedbError("the built-in rules cannot be removed; add your own to take precedence")
     removed = 0
-    with db.transaction(con, f"cannot remove the rules of {source!r}"):
+    with store.transaction(con, f"cannot remove the rules of {source!r}"):
         for k in KINDS:
             removed += con.execute(f"SELECT count(*) FROM {k.table} WHERE source = ?", [source]).fetchone()[0]
             con.execute(f"DELETE FROM {k.table} WHERE source = ?", [source])

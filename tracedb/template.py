@@ -18,38 +18,15 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from . import atomic, sqlfiles
+from . import db, store
 
-TEMPLATE_NAME = "new_database.duckdb.gz"
-
-
-def template_path() -> Path:
-    return sqlfiles.sql_dir() / TEMPLATE_NAME
-
-
-def copy_to(path: Path) -> bool:
-    """Write a new database at path from the template, never over a file another process created
-    meanwhile (then that file is the database); False when there is no template or it cannot be
-    written there (the caller creates the database from the SQL files, and DuckDB says what is
-    wrong with the path)."""
-    source = template_path()
-    if not source.exists():
-        return False
-
-    def fill(out) -> None:
-        with gzip.open(source, "rb") as f:
-            shutil.copyfileobj(f, out, 1 << 20)
-
-    try:
-        atomic.create(path, fill)
-    except OSError:
-        return False
-    return True
+TEMPLATE_NAME = store.TEMPLATE_NAME
+template_path = store.template_path
+copy_to = store.copy_to
 
 
 def build(target: Path | None = None) -> Path:
     """(Re)build the template from the SQL files; returns its path."""
-    from . import db
 
     target = target or template_path()
     with tempfile.TemporaryDirectory() as tmp:
