@@ -201,11 +201,11 @@ def test_streaming_failure_midway_rolls_back(con, monkeypatch):
 
 def test_failure_during_split_rolls_back(con, monkeypatch):
     """A crash after some event tables were filled leaves no trace of the load."""
-    from tracedb import db
+    from tracedb import store
     from tracedb.ingest import loader
 
     before = table_counts(con)
-    real = db.run_with_params
+    real = store.run_with_params  # every SQL file of a load runs through the store
     done = []
 
     def split_then_fail(c, statements, params):
@@ -215,7 +215,7 @@ def test_failure_during_split_rolls_back(con, monkeypatch):
             raise KeyboardInterrupt
         real(c, statements, params)
 
-    monkeypatch.setattr(db, "run_with_params", split_then_fail)
+    monkeypatch.setattr(store, "run_with_params", split_then_fail)
     with pytest.raises(KeyboardInterrupt):
         loader.load_file(con, next(p for p in KINETO if p.name.startswith("h100")))
     assert done and done[0] > 0  # kernels were written before the failure
