@@ -18,11 +18,7 @@
 --   gap_ns  a_ns - b_ns; the parts' gaps add up to the span's
 --   ord     1 span, 2 idle, 3 operations, 4 overlap, 5 exposed memcpy: the order the parts add in
 CREATE OR REPLACE MACRO compare_wall(trace_a, trace_b, want_phase) AS TABLE
-WITH sides AS MATERIALIZED (
-    SELECT 'A' AS side, trace_id FROM traces WHERE trace_a IS NOT NULL AND is_trace(name, trace_id, trace_a)
-    UNION ALL
-    SELECT 'B', trace_id FROM traces WHERE trace_b IS NOT NULL AND is_trace(name, trace_id, trace_b)
-), windows AS MATERIALIZED (
+WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), windows AS MATERIALIZED (
     SELECT s.side, g.* FROM sides s JOIN gpu_timeline g USING (trace_id)
     WHERE CASE WHEN want_phase IS NULL THEN g.step IS NULL ELSE g.step IS NOT NULL AND g.phase = want_phase END
 ), ops AS (
@@ -67,11 +63,7 @@ FROM parts GROUP BY part;
 --   exposed_memcpy_ns  memcpy nothing overlaps
 --   vs_other_ns        this step's span minus the paired step's on the other side (NULL: no pair)
 CREATE OR REPLACE MACRO compare_steps(trace_a, trace_b, want_phase) AS TABLE
-WITH sides AS MATERIALIZED (
-    SELECT 'A' AS side, trace_id FROM traces WHERE trace_a IS NOT NULL AND is_trace(name, trace_id, trace_a)
-    UNION ALL
-    SELECT 'B', trace_id FROM traces WHERE trace_b IS NOT NULL AND is_trace(name, trace_id, trace_b)
-), steps AS (
+WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), steps AS (
     SELECT s.side, g.*, row_number() OVER (PARTITION BY s.side, g.phase ORDER BY g.step) AS pair
     FROM sides s JOIN gpu_timeline g USING (trace_id)
     WHERE g.step IS NOT NULL AND (want_phase IS NULL OR g.phase = want_phase)

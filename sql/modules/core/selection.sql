@@ -24,3 +24,14 @@ JOIN kernel_facts f USING (trace_id, kernel_id)
 JOIN traces t USING (trace_id)
 WHERE (want_trace IS NULL OR is_trace(t.name, t.trace_id, want_trace))
   AND (want_phase IS NULL OR f.phase = want_phase);
+
+-- The traces of a comparison, each with its side (table macro): A is the trace trace_a names, B
+-- the one trace_b names (NULL: no trace on that side).
+-- Columns:
+--   side      'A' or 'B'
+--   trace_id  the side's trace
+--   name      its name
+CREATE OR REPLACE MACRO compared_sides(trace_a, trace_b) AS TABLE
+SELECT 'A' AS side, trace_id, name FROM traces WHERE trace_a IS NOT NULL AND is_trace(name, trace_id, trace_a)
+UNION ALL
+SELECT 'B', trace_id, name FROM traces WHERE trace_b IS NOT NULL AND is_trace(name, trace_id, trace_b);

@@ -67,11 +67,7 @@ CREATE OR REPLACE MACRO frame_key(name) AS
 --   a_steps      steps of A counted (1 when the trace has none: the whole trace)
 --   b_steps      steps of B counted
 CREATE OR REPLACE MACRO host_frames(trace_a, trace_b, want_phase) AS TABLE
-WITH sides AS MATERIALIZED (
-    SELECT 'A' AS side, trace_id FROM traces WHERE trace_a IS NOT NULL AND is_trace(name, trace_id, trace_a)
-    UNION ALL
-    SELECT 'B', trace_id FROM traces WHERE trace_b IS NOT NULL AND is_trace(name, trace_id, trace_b)
-), windows AS MATERIALIZED (
+WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), windows AS MATERIALIZED (
     -- the steps counted (the whole trace when it has none), each on its own thread's frames
     SELECT s.side, s.trace_id, w.step, w.pid, w.tid, w.ts_ns, w.end_ns
     FROM sides s JOIN step_windows w USING (trace_id)
@@ -134,11 +130,7 @@ FROM a FULL JOIN b USING (frame);
 --   next         the tracedb command that shows the evidence
 --   part         the key of the part (kind|what), stable across runs, for joining
 CREATE OR REPLACE MACRO why_findings(trace_a, trace_b, want_phase, min_gap_us, shown) AS TABLE
-WITH sides AS MATERIALIZED (
-    SELECT 'A' AS side, trace_id, name FROM traces WHERE trace_a IS NOT NULL AND is_trace(name, trace_id, trace_a)
-    UNION ALL
-    SELECT 'B', trace_id, name FROM traces WHERE trace_b IS NOT NULL AND is_trace(name, trace_id, trace_b)
-), wall AS MATERIALIZED (
+WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), wall AS MATERIALIZED (
     SELECT * FROM compare_wall(trace_a, trace_b, want_phase)
 ), spans AS MATERIALIZED (
     SELECT a_ns AS a_span, b_ns AS b_span,
