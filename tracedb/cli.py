@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import sys
 import textwrap
 import time
@@ -17,7 +16,7 @@ import typer
 from . import __version__, api, atomic, present, reports
 from .db import STORAGE_VERSION, default_path
 from .errors import Interrupted, TracedbError, is_interrupt
-from .render import PIPE_WIDTH, Format, render, to_json
+from .render import Format, output_width, render
 
 # The modules behind one command are imported by that command (a tiny load pays for nothing else).
 
@@ -359,9 +358,7 @@ def list_reports(fmt: FormatOption = Format.table) -> None:
         render(["report", "summary", "parameters", "example"], rows, fmt, title="Reports")
         return
     # a list, each summary whole: a table would cut it, or leave the parameters out
-    width = max(60, (shutil.get_terminal_size((PIPE_WIDTH, 24)).columns if sys.stdout.isatty()
-                     else int(os.environ.get("COLUMNS", PIPE_WIDTH)) if os.environ.get("COLUMNS", "").isdigit()
-                     else PIPE_WIDTH))
+    width = max(60, output_width(sys.stdout))
     lines = ["Reports", ""]
     for name, summary, params, example in rows:
         lines.append(name)

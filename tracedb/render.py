@@ -241,7 +241,7 @@ def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: Format | 
     # Every row one line, every header whole: long texts (kernel names, paths, stacks) are cut to
     # the room the others leave; what still does not fit is left out, and a line names it. --wide
     # keeps every column at its full width, however wide the lines.
-    width = _width(out) or Console(file=out, force_jupyter=False).width
+    width = output_width(out)
     full = [[cell(i, v) for i, v in enumerate(row)] for row in rows]
     total_full = [cell(i, v) if v is not None else "" for i, v in enumerate(total_row)] if total_row else None
     if total_full:
@@ -376,6 +376,11 @@ def column_totals(columns: Sequence[str], rows: Sequence[Sequence[Any]], totals:
         values = [r[i] for r in rows if _is_number(r[i])]
         out.append(sum(values) if name in totals and values else None)
     return out
+
+
+def output_width(out) -> int:
+    """The width a table written to out has: a terminal's own, else $COLUMNS, else PIPE_WIDTH."""
+    return _width(out) or Console(file=out, force_jupyter=False).width
 
 
 def _width(out) -> int | None:

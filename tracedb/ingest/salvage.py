@@ -122,22 +122,22 @@ def salvage(con: duckdb.DuckDBPyConnection, data: bytes, first_event: int, scrat
 
 
 # A "]" closing the list the text is part of, then another member of the object around it.
-_LIST_END = re.compile(r'\]\s*,\s*"(?:[^"\\]|\\.)*"\s*:', re.S)
-_TOKEN_TEXT = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+_LIST_END = re.compile(rb'\]\s*,\s*"(?:[^"\\]|\\.)*"\s*:', re.S)
 
 
 def ends_event_list(text: str) -> bool:
     """Whether the text of a piece of the event list closes the list and goes on with another
     key of the top-level object (`{...}], "samples": [`): a "]" outside strings that no "["
     of the piece opened, followed by `, "key":`."""
+    data = text.encode("utf-8", "surrogatepass")
     depth = 0
-    for token in _TOKEN_TEXT.finditer(text):
-        c = token.group()
-        if c in "[{":
+    for token in _TOKEN.finditer(data):
+        c = data[token.start()]
+        if c in b"[{":
             depth += 1
-        elif c in "]}":
+        elif c in b"]}":
             depth -= 1
-            if depth < 0 and c == "]" and _LIST_END.match(text, token.start()):
+            if depth < 0 and c == 0x5D and _LIST_END.match(data, token.start()):
                 return True
     return False
 
