@@ -11,13 +11,13 @@ import pytest
 from conftest import KINETO, database_of, read_only, run_cli
 from tracedb import reports
 
-REPORTS = ["kernels", "layers", "ops", "phases", "stacks", "summary", "timeline"]  # one trace, or every trace
-FINDINGS = ["collectives", "gaps", "roofline"]  # rows only for the traces that have some (tests/test_timeline.py)  # one trace, or every trace
-COMPARISONS = ["alignment", "compare", "efficiency", "fusion", "same-kernels"]  # two traces: --trace A --vs B
-WHY = ["host-frames", "why"]  # two traces, or one alone (tests/test_why.py)
-MANY = ["compare-many", "compare-pairs", "trend"]  # many traces: --trace A --vs B --vs C, or --trace 'PATTERN'
-AIE = ["aie-iterations", "aie-summary"]  # mlir-aie traces (tests/test_aie.py)
-TENSORCAST = ["tc-vs-prof"]  # TensorCast against an Ascend profile (tests/test_ascend.py)
+# The test lists come from the reports' headers: a new report file is tested by being there.
+AVAILABLE = reports.available()
+ONE_TRACE = sorted(n for n, r in AVAILABLE.items() if not r.compares and "traces" not in r.params)
+REPORTS = [n for n in ONE_TRACE if AVAILABLE[n].rows_for is None]  # rows for every trace with kernels
+# two traces, --trace A --vs B (tc-vs-prof: TensorCast against an Ascend profile, tests/test_ascend.py)
+COMPARISONS = sorted(n for n, r in AVAILABLE.items() if r.needs_vs and not r.aliases and "forward_passes" not in r.params)
+WHY = sorted(n for n, r in AVAILABLE.items() if r.compares and not r.needs_vs)  # two traces, or one alone
 BY_NAME = {p.name.split(".")[0]: p for p in KINETO}
 
 
@@ -85,13 +85,58 @@ def test_fixture_phases_and_graph_replay(ro):
 
 
 def test_reports_are_listed():
-    every = REPORTS + FINDINGS + COMPARISONS + WHY + MANY + AIE + TENSORCAST
-    assert sorted(reports.available()) == sorted(every)
-    assert sorted(r.name for r in reports.available().values() if r.compares) == sorted(
-        COMPARISONS + WHY + TENSORCAST + ["compare-pairs"])
-    assert sorted(r.name for r in reports.available().values() if r.compares and not r.needs_vs) == WHY
+    files = sorted(p.stem for p in reports.reports_dir().glob("*.sql"))
+    assert sorted(AVAILABLE) == files, "a report is named as its file"
+    assert {"kernels", "ops", "summary", "timeline"} <= set(REPORTS) and {"compare", "fusion"} <= set(COMPARISONS)
+    assert WHY == ["host-frames", "why"]
+    assert all(r.examples for r in AVAILABLE.values()), "every report shows how to run it"
     proc = run_cli("reports", "--format", "json", check=True)
-    assert sorted(r["report"] for r in json.loads(proc.stdout)) == sorted(every)
+    assert sorted(r["report"] for r in json.loads(proc.stdout)) == files
+
+
+@pytest.mark.parametrize("name", sorted(set(ONE_TRACE) - set(REPORTS)))
+def test_report_with_rows_for_some_traces(fixture_db, name):
+    """A report whose header says which traces it has rows for: rows only of fixture traces, every
+    column documented in order."""
+    proc = run_cli("report", name, "--format", "csv", db=fixture_db, check=True)
+    rows = list(csv.DictReader(io.StringIO(proc.stdout)))
+    assert {r["trace"] for r in rows} <= set(BY_NAME)
+    if rows:
+        assert list(rows[0]) == list(reports.get(name).columns)
+
+
+def test_aliases_in_headers_route_compare():
+    assert reports.aliased("compare", "h100_*", ["mi300_*"]) == "compare-pairs"
+    assert reports.aliased("compare", "a", ["b", "c"]) == "compare-many"
+    assert reports.aliased("compare", "h100_*", []) == "compare-many"
+    assert reports.aliased("compare", "a", ["b"]) == "compare"
+    assert reports.aliased("ops", "h100_*", []) == "ops"
+    assert reports.route("compare", "a", ["b", "c"], {}) == ("compare-many", None, None, {"traces": ["a", "b", "c"]})
+
+
+def test_a_report_header_declares_its_own_options(tmp_path):
+    path = tmp_path / "mine.sql"
+    path.write_text("-- Report: mine\n-- Mine.\n-- Alias: ops when many\n-- Parameters:\n"
+                    "--   trace = NULL  trace\n--   depth = 3 option  how deep\n--   width = 2  how wide\n"
+                    "-- Columns:\n--   trace  text  trace\nSELECT 1 AS trace\n")
+    mine = reports.parse(path)
+    assert mine.params["depth"].option and not mine.params["width"].option and mine.params["trace"].option
+    assert [(a.name, a.when) for a in mine.aliases] == [("ops", "many")]
+    assert reports.given_as(mine, "depth") == "--depth" and reports.given_as(mine, "width") == "width"
+    path.write_text(path.read_text().replace("when many", "when often"))
+    with pytest.raises(reports.TracedbError, match="line 3: expected 'Alias: REPORT when patterns | many'"):
+        reports.parse(path)
+
+
+def test_own_options_on_the_command_line(fixture_db):
+    helped = run_cli("report", "--help", env={"COLUMNS": "200"}, check=True).stdout
+    assert "--forward-passes VALUE  (tc-vs-prof)" in helped and "--mapping VALUE  (tc-vs-prof)" in helped
+    for args, message in [(("ops", "--forward-passes", "2"), "report ops: no option '--forward-passes'"),
+                          (("ops", "--depth=2"), "report ops: no option '--depth'"),
+                          (("tc-vs-prof", "-t", "a", "--vs", "b", "--mapping"), "--mapping needs a value"),
+                          (("tc-vs-prof", "-t", "a", "--vs", "b", "-p", "mapping=x"), "use --mapping instead")]:
+        proc = run_cli("report", *args, db=fixture_db)
+        assert proc.returncode == 1 and message in proc.stderr and "Traceback" not in proc.stderr, args
 
 
 @pytest.mark.parametrize("name", REPORTS)

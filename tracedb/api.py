@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import shutil
 import weakref
 from dataclasses import dataclass, field
@@ -463,6 +464,8 @@ class Database:
         or skipped). progress(stage, bytes read, events) is called as the load goes. kind: a
         reader's kind (e.g. "op-mapping") when the content should not decide."""
         from .ingest.loader import load_file
+        if not isinstance(path, (str, os.PathLike)):
+            raise TracedbError(f"load takes one file, not {type(path).__name__}; for several: load_all(paths)")
 
         return load_file(self._writable("load traces"), path, name=name, replace=replace, meta=meta,
                          progress=progress, kind=kind)

@@ -12,6 +12,7 @@ from typing import Annotated, Callable, List, Optional
 
 import duckdb
 import typer
+import typer.core
 
 from . import __version__, api, atomic, present, reports
 from .db import STORAGE_VERSION, default_path
@@ -375,9 +376,10 @@ def _params_text(r: reports.Report) -> str:
     parameters that share a default are listed together."""
     parts, shared = [], {}
     for p in r.params.values():
-        if p.name in NAMED_PARAMS:
+        if p.option:
             required = r.compares and (p.name == "trace" or (p.name == "vs" and r.needs_vs))
-            parts.append(f"{_flag(p.name)} (required)" if required else f"{_flag(p.name)} (default {_default(p)})")
+            parts.append(f"{reports.flag(p.name)} (required)" if required
+                         else f"{reports.flag(p.name)} (default {_default(p)})")
         else:
             shared.setdefault(_default(p), []).append(p.name)
     parts += [f"-p {'/'.join(names)}=... (default {default})" for default, names in shared.items()]
@@ -387,16 +389,49 @@ def _params_text(r: reports.Report) -> str:
 _default = reports.default_text
 
 
-NAMED_PARAMS = reports.OPTION_PARAMS  # report parameters with options of their own; others: -p KEY=VALUE
+class _ReportCommand(typer.core.TyperCommand):
+    """tracedb report: its help ends with the options some reports declare in their headers
+    (a parameter line with the flag `option`), read when the help is shown."""
+
+    @property
+    def epilog(self) -> str:
+        lines = ["Options of one report (declared in its header):"]
+        for name, owners in reports.own_options().items():
+            doc = owners[0].params[name].doc
+            lines.append(f"{reports.flag(name)} VALUE  ({', '.join(r.name for r in owners)}) {doc}")
+        return "\n\n".join(lines) if len(lines) > 1 else ""
+
+    @epilog.setter
+    def epilog(self, value) -> None:  # click sets it from the decorator: the headers say it instead
+        pass
 
 
-def _flag(param: str) -> str:
-    """How a report parameter is given on the command line."""
-    return "--" + param.replace("_", "-") if param in NAMED_PARAMS else f"-p {param}=..."
+def _own_options(report: reports.Report, args: list[str]) -> dict[str, str]:
+    """The report's own options among the words typer did not know (--forward-passes 2 or
+    --forward-passes=2), by its header; any other word is one line naming it."""
+    wanted = {reports.flag(p.name): p.name for p in report.params.values()
+              if p.option and p.name not in reports.COMMON_OPTIONS}
+    out, words = {}, list(args)
+    while words:
+        word = words.pop(0)
+        option, eq, value = word.partition("=")
+        if option not in wanted:
+            known = f"; its own options: {', '.join(wanted)}" if wanted else ""
+            raise TracedbError(f"report {report.name}: no option {option!r}{known} (see: tracedb report --help)")
+        if eq and not value:
+            raise TracedbError(f"report {report.name}: {option} needs a value")
+        if not eq:
+            if not words or (words[0].startswith("--") and words[0] not in ("--",)):
+                raise TracedbError(f"report {report.name}: {option} needs a value")
+            value = words.pop(0)
+        out[wanted[option]] = value
+    return out
 
 
-@app.command("report")
+@app.command("report", cls=_ReportCommand,
+             context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def run_report(
+    ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Report to run (see: tracedb reports).", show_default=False)],
     db: DbOption = None,
     trace: Annotated[Optional[str], typer.Option("--trace", "-t", help="Only this trace (name or #id); for a "
@@ -410,12 +445,6 @@ def run_report(
                                                  show_default=False)] = None,
     section: Annotated[Optional[str], typer.Option(help="Only this table of a report that prints several.",
                                                    show_default=False)] = None,
-    forward_passes: Annotated[Optional[int], typer.Option(
-        "--forward-passes", help="tc-vs-prof: forward passes the profile holds (its time and kernels are "
-                                 "divided by it).", show_default=False)] = None,
-    mapping: Annotated[Optional[str], typer.Option(
-        "--mapping", help="tc-vs-prof: the op mapping to use (name or #id of a loaded op_mapping.yaml).",
-        show_default=False)] = None,
     param: Annotated[Optional[List[str]], typer.Option(
         "--param", "-p", help="Any other parameter of the report, KEY=VALUE (repeatable), e.g. -p M=512 "
                               "for aie-summary (see: tracedb reports).", show_default=False)] = None,
@@ -436,11 +465,11 @@ def run_report(
     and says how many more there are (--limit N shows N, --format csv all)."""
     name, trace, one_vs, given = reports.route(name, trace, vs, reports.parse_params(param))
     report = reports.get(name)
-    named = {"trace": trace, "vs": one_vs, "phase": phase, "limit": limit, "forward_passes": forward_passes,
-             "mapping": mapping}
-    clash = [k for k in given if k in named]
+    named = {"trace": trace, "vs": one_vs, "phase": phase, "limit": limit,
+             **reports.parse_params([f"{k}={v}" for k, v in _own_options(report, ctx.args).items()])}
+    clash = [k for k in given if k in named or (k in report.params and report.params[k].option)]
     if clash:
-        raise TracedbError(f"--param {clash[0]}=...: use {_flag(clash[0])} instead")
+        raise TracedbError(f"--param {clash[0]}=...: use {reports.flag(clash[0])} instead")
     if show_sql:
         if section is not None:
             report.section(section)  # one that exists

@@ -24,6 +24,10 @@ def _cell(text: object) -> str:
     return str(text if text is not None else "").replace("|", "\\|").replace("\n", " ")
 
 
+ALIAS_TEXT = {"many": "more than two traces (`--vs` repeated) or a pattern as `--trace`",
+              "patterns": "a pattern as `--trace` and one as `--vs`"}
+
+
 def reports_page() -> str:
     """Every report: its summary, how to run it, its parameters and each section's columns."""
     out = ["# Reports", "",
@@ -38,9 +42,14 @@ def reports_page() -> str:
             out += ["```", *r.examples, "```", ""]
         if r.alone:
             out += [f"With `--trace` alone: {r.alone}.", ""]
+        if r.rows_for:
+            out += [f"Rows only for {r.rows_for}.", ""]
+        for alias in r.aliases:
+            out += [f"`tracedb report {alias.name}` runs this report when given "
+                    f"{ALIAS_TEXT[alias.when]}.", ""]
         if r.params:
             out += ["| parameter | default | meaning |", "|---|---|---|"]
-            out += [f"| `{reports._given_as(p.name)}` | {_cell(reports.default_text(p))} | {_cell(p.doc)} |"
+            out += [f"| `{reports.given_as(r, p.name)}` | {_cell(reports.default_text(p))} | {_cell(p.doc)} |"
                     for p in r.params.values()]
             out.append("")
         for section in r.sections:

@@ -37,6 +37,17 @@ A report may print several tables: each further SELECT starts with its own heade
 
 A line `-- Example: tracedb report NAME ...` shows how to run it (tracedb reports, the reference
 page); the tests run every example on a database holding the traces it names.
+A parameter line may carry the flag `option` after its default (`forward_passes = NULL option  ...`):
+the command line then takes it as an option of its own (--forward-passes N) rather than as
+-p forward_passes=N; trace, vs, phase and limit are options of every report.
+
+A line `-- Alias: compare when many` makes the report what `tracedb report compare` runs when it
+is given more than two traces or a pattern (`when patterns`: a pattern as --trace and one as
+--vs, paired by what the wildcards match); the command line and the API route by these lines.
+
+A report on one trace or every trace gives rows for every trace with kernels, unless a line
+`-- Rows: traces with collective kernels` says which traces it has rows for.
+
 A report with a `vs` parameter compares two traces ($trace is A, $vs is B) and needs both, unless
 its header has a line `-- Alone: what it gives for one trace` (why: one trace against its ideal).
 With --limit, a report's totals rows are still its whole result's (the limited sections run again
@@ -77,6 +88,20 @@ class Param:
     name: str
     default: Any
     doc: str
+    option: bool = False  # given on the command line as --NAME (header flag `option`), not -p NAME=...
+
+
+# What an alias's condition asks of the traces given: a pattern as --trace and one as --vs
+# ('patterns'), or more than two traces or a pattern ('many'); tried in this order.
+ALIAS_WHEN = ("patterns", "many")
+# Parameters every report that has them takes as options of their own on the command line.
+COMMON_OPTIONS = ("trace", "vs", "phase", "limit")
+
+
+@dataclass
+class Alias:
+    name: str  # the report asked for (compare)
+    when: str  # one of ALIAS_WHEN
 
 
 @dataclass
@@ -113,6 +138,8 @@ class Report:
     # a header line "Limit: ...": rows past --limit are summed in a last row of the result, whose
     # totals are then the whole result's already (why: the remainder)
     limit_folds: bool = False
+    aliases: list[Alias] = field(default_factory=list)  # "-- Alias: NAME when CONDITION" lines
+    rows_for: str | None = None  # "-- Rows: ...": the traces it has rows for (None: every trace with kernels)
 
     def section(self, name: str) -> Section:
         """The section of that name, or a TracedbError listing those there are."""
@@ -242,6 +269,8 @@ def _parse_header(path: Path, report: Report, section: Section, header: list[tup
                 section.first = True
             elif part == "summary" and stripped.lower().startswith("alone:") and allow_params:
                 report.alone = stripped.split(":", 1)[1].strip()
+            elif part == "summary" and stripped.lower().startswith("rows:") and allow_params:
+                report.rows_for = stripped.split(":", 1)[1].strip()
             elif part == "summary" and stripped.lower().startswith("limit:") and allow_params:
                 report.limit_folds = True
             elif part == "summary" and stripped.lower().startswith("example:") and allow_params:
@@ -249,6 +278,11 @@ def _parse_header(path: Path, report: Report, section: Section, header: list[tup
                 if not example.startswith(f"tracedb report {report.name}"):
                     raise ValueError(f"an example runs this report: 'Example: tracedb report {report.name} ...'")
                 report.examples.append(example)
+            elif part == "summary" and stripped.lower().startswith("alias:") and allow_params:
+                m = re.fullmatch(r"alias:\s*([\w-]+)\s+when\s+(\w+)", stripped, re.I)
+                if not m or m.group(2) not in ALIAS_WHEN:
+                    raise ValueError(f"expected 'Alias: REPORT when {' | '.join(ALIAS_WHEN)}'")
+                report.aliases.append(Alias(m.group(1), m.group(2)))
             elif part == "summary" and stripped.lower().startswith("chart:"):
                 m = re.match(r"^chart:\s*(\w+(?:\+\w+)*)\s*->\s*(\w+(?:,\w+)*)"
                              r"(?:\s+by\s+(\w+)|\s+(stacked|roofline)\b)?\s+(.+)$", stripped, re.I)
@@ -264,10 +298,11 @@ def _parse_header(path: Path, report: Report, section: Section, header: list[tup
             elif part == "summary":
                 summary.append(stripped)
             elif part == "parameters":
-                m = re.match(r"^(\w+)\s*=\s*('[^']*'|\S+)\s*(.*)$", stripped)
+                m = re.match(r"^(\w+)\s*=\s*('[^']*'|\S+)(\s+option\b)?\s*(.*)$", stripped)
                 if not m:
-                    raise ValueError("expected 'name = default  description'")
-                report.params[m.group(1)] = Param(m.group(1), _literal(m.group(2)), m.group(3))
+                    raise ValueError("expected 'name = default [option]  description'")
+                report.params[m.group(1)] = Param(m.group(1), _literal(m.group(2)), m.group(4),
+                                                  option=bool(m.group(3)) or m.group(1) in COMMON_OPTIONS)
             else:
                 m = re.match(r"^(\w+)\s+(\w+)((?:\s+(?:total|note|json|wide)\b)*)\s*(.*)$", stripped)
                 if not m or m.group(2) not in FORMATS:
@@ -302,8 +337,20 @@ def get(name: str) -> Report:
     return reports[name]
 
 
-# Parameters with options of their own on the command line; any other is given as -p KEY=VALUE.
-OPTION_PARAMS = ("trace", "vs", "phase", "limit", "forward_passes", "mapping")
+def own_options() -> dict[str, list[Report]]:
+    """Parameters some report takes as an option of its own (--forward-passes), beside those every
+    report has: each with the reports declaring it."""
+    out: dict[str, list[Report]] = {}
+    for report in available().values():
+        for p in report.params.values():
+            if p.option and p.name not in COMMON_OPTIONS:
+                out.setdefault(p.name, []).append(report)
+    return out
+
+
+def flag(param: str) -> str:
+    """A parameter's option on the command line: forward_passes -> --forward-passes."""
+    return "--" + param.replace("_", "-")
 
 
 def default_text(param: Param) -> str:
@@ -313,8 +360,11 @@ def default_text(param: Param) -> str:
     return "all" if param.name in ("trace", "phase", "limit") else "none"
 
 
-def _given_as(param: str) -> str:
-    return "--" + param.replace("_", "-") if param in OPTION_PARAMS else param
+def given_as(report: Report, param: str) -> str:
+    """How a parameter is given to the report on the command line: --NAME for an option, else NAME
+    (of -p NAME=VALUE)."""
+    known = report.params.get(param)
+    return flag(param) if param in COMMON_OPTIONS or (known is not None and known.option) else param
 
 
 def _typed(report: Report, name: str, value: Any) -> Any:
@@ -327,7 +377,7 @@ def _typed(report: Report, name: str, value: Any) -> Any:
     try:
         return int(str(value)) if isinstance(default, int) else float(str(value))
     except ValueError:
-        raise TracedbError(f"report {report.name}: {_given_as(name)} is {want} (default {default}), "
+        raise TracedbError(f"report {report.name}: {given_as(report, name)} is {want} (default {default}), "
                            f"not {str(value)[:40]!r}") from None
 
 
@@ -340,8 +390,8 @@ def bind(report: Report, given: dict[str, Any]) -> dict[str, Any]:
     unknown = [k for k, v in given.items() if v is not None and k not in report.params]
     if unknown:
         hint = " (it reads one trace or all of them)" if unknown == ["vs"] else ""
-        listed = ", ".join(f"{_given_as(n)} (default {default_text(p)})" for n, p in report.params.items())
-        raise TracedbError(f"report {report.name} has no parameter {', '.join(_given_as(u) for u in unknown)}{hint}; "
+        listed = ", ".join(f"{given_as(report, n)} (default {default_text(p)})" for n, p in report.params.items())
+        raise TracedbError(f"report {report.name} has no parameter {', '.join(given_as(report, u) for u in unknown)}{hint}; "
                            f"its parameters: {listed or 'none'}")
     values = {name: p.default for name, p in report.params.items()}
     values.update({k: _typed(report, k, v) for k, v in given.items() if v is not None})
@@ -361,24 +411,31 @@ def bind(report: Report, given: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
-MANY = "compare-many"  # what compare becomes for more than two traces
-PAIRS = "compare-pairs"  # what compare becomes for two name patterns: pair by pair
-
-
 def is_pattern(text: str | None) -> bool:
     """A glob pattern of trace names ('h100_*'), as chosen_traces takes them."""
     return isinstance(text, str) and any(c in text for c in "*?[")
 
 
+def _alias_applies(when: str, trace: str | None, more: list[str]) -> bool:
+    if when == "patterns":
+        return is_pattern(trace) and len(more) == 1 and is_pattern(more[0])
+    return len(more) > 1 or is_pattern(trace)  # many
+
+
+def aliased(name: str, trace: str | None, more: list[str]) -> str:
+    """The report that runs for `tracedb report NAME` given these traces: the one whose header
+    says `Alias: NAME when ...` of them, else NAME itself."""
+    aliases = [(ALIAS_WHEN.index(a.when), r.name) for r in available().values() for a in r.aliases
+               if a.name == name and _alias_applies(a.when, trace, more)]
+    return min(aliases)[1] if aliases else name
+
+
 def route(name: str, trace: str | None, vs, params: dict[str, Any]) -> tuple[str, str | None, str | None, dict]:
     """(report, trace, vs, parameters) for traces given as --trace A --vs B [--vs C ...] or a
-    pattern: compare of more than two becomes compare-many, and a report taking a list of traces
-    gets them all as traces; any other report takes one vs."""
+    pattern: a report an alias names runs in its place (compare of more than two is compare-many),
+    and a report taking a list of traces gets them all as traces; any other report takes one vs."""
     more = [vs] if isinstance(vs, str) else list(vs or [])
-    if name == "compare" and is_pattern(trace) and len(more) == 1 and is_pattern(more[0]):
-        return PAIRS, trace, more[0], params  # two patterns: the traces they match, paired
-    if name == "compare" and (len(more) > 1 or is_pattern(trace)):
-        name = MANY
+    name = aliased(name, trace, more)
     if "traces" in get(name).params:
         if params.get("traces") is None and (trace is not None or more):
             params = {**params, "traces": ([trace] if trace is not None else []) + more}

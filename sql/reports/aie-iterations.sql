@@ -5,6 +5,7 @@
 -- --meta or path, else the defaults of sql/modules/aie/rates.sql.
 -- Chart: trace+tile_name+iteration_index -> total_span_cycles  Cycles per iteration and core
 -- Example: tracedb report aie-iterations --trace mlir-aie_parse-trace_test1 -p clock_ghz=1.0
+-- Rows: mlir-aie traces
 -- Parameters:
 --   trace = NULL        trace name or #id (NULL: every mlir-aie trace)
 --   M = NULL            GEMM rows of A and C

@@ -4,6 +4,7 @@
 -- post-processor's aggregate JSON with --format json. Parameters left out come from the trace's
 -- --meta or path, else the defaults of sql/modules/aie/rates.sql.
 -- Example: tracedb report aie-summary --trace mlir-aie_parse-trace_test1
+-- Rows: mlir-aie traces
 -- Parameters:
 --   trace = NULL        trace name or #id (NULL: every mlir-aie trace)
 --   M = NULL            GEMM rows of A and C

@@ -8,6 +8,7 @@
 -- (sized_by says which).
 -- Chart: op+phase -> transfer_ns,wait_ns stacked  Collective time: transfer and waiting
 -- Example: tracedb report collectives --trace h100_bert-small
+-- Rows: traces with collective kernels
 -- Parameters:
 --   trace = NULL   trace name or #id (NULL: every trace)
 --   phase = NULL   only calls of this phase: prefill, decode, mixed or none (NULL: all)

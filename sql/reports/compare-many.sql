@@ -1,6 +1,7 @@
 -- Report: compare-many
 -- Several traces operation by operation: kernels and time of each operation on each trace, with the ratio to the first trace (tracedb report compare --trace A --vs B --vs C, or --trace 'h100_*').
 -- Chart: op -> total_ns by trace_name  Time per operation, a bar per trace
+-- Alias: compare when many
 -- Example: tracedb report compare-many --trace '*bert*' --vs tc
 -- Parameters:
 --   traces = NULL  the traces: names, #ids or glob patterns ('h100_*'); the first is the one the others are compared with

@@ -1,5 +1,6 @@
 -- Report: compare-pairs
 -- Traces of two name patterns paired by what their wildcards match (tracedb report compare --trace 'h100_*' --vs 'mi300_*': h100_bert with mi300_bert), each pair compared: an overview of the pairs, then each pair's operations, the largest gaps first.
+-- Alias: compare when patterns
 -- Example: tracedb report compare-pairs --trace 'h100_*' --vs 'mi300_*'
 -- Parameters:
 --   trace = NULL   pattern of the A traces' names ('h100_*')

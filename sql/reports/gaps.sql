@@ -7,6 +7,7 @@
 -- launch recorded.
 -- Chart: cause+frame -> idle_ns  Idle time per finding
 -- Example: tracedb report gaps --trace h100_bert-small -p min_gap_us=20
+-- Rows: traces with an idle gap longer than the threshold
 -- Parameters:
 --   trace = NULL       trace name or #id (NULL: every trace)
 --   phase = NULL       only gaps before a kernel of this phase: prefill, decode, mixed or none (NULL: all)

@@ -9,8 +9,8 @@
 -- Parameters:
 --   trace = NULL           the TensorCast trace (name or #id)
 --   vs = NULL              the profile: kernel_details.csv, op_summary or a forward-pass CSV (name or #id)
---   forward_passes = NULL  forward passes the profile holds; its time and kernels are divided by it (default: the profile's --meta forward_passes, else 1)
---   mapping = NULL         op mapping for MISS operators and zero-cost ones (default: the one loaded with --op-mapping, else the only one loaded)
+--   forward_passes = NULL option  forward passes the profile holds; its time and kernels are divided by it (default: the profile's --meta forward_passes, else 1)
+--   mapping = NULL option         op mapping for MISS operators and zero-cost ones (default: the one loaded with --op-mapping, else the only one loaded)
 -- Columns:
 --   kernel_type      text              kernel type
 --   tc_funcs         text              first three TensorCast operators contributing (without torch.ops.)
