@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import gzip
 import io
@@ -12,6 +13,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +32,11 @@ KINETO = sorted((FIXTURES / "kineto").glob("*.json.gz"))
 CORPUS = Path(os.environ.get("TRACEDB_CORPUS", ROOT.parent / "shared" / "corpus"))
 
 write_trace = testing.write_trace  # tests import it from here
+
+# The template a new database is copied from is built once for the session into a cache of its
+# own (every process the tests start inherits it), never into the user's cache.
+os.environ["TRACEDB_CACHE"] = tempfile.mkdtemp(prefix="tracedb-test-cache-")
+atexit.register(shutil.rmtree, os.environ["TRACEDB_CACHE"], True)
 
 
 def read_fixture(path: Path):

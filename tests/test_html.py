@@ -96,7 +96,7 @@ def test_html_page_has_tables_and_charts(db, tmp_path, name):
     assert len(page.svgs) == len(charts) >= 1
     for svg, (chart, n) in zip(page.svgs, charts):
         assert svg["xmlns"] == "http://www.w3.org/2000/svg"
-        if chart.stacked:  # a legend entry per part, then a bar's parts that are not empty
+        if chart.kind == "stacked":  # a legend entry per part, then a bar's parts that are not empty
             assert len(chart.values) < svg["rects"] <= min(n, 40) * len(chart.values) + len(chart.values)
             continue
         legend = len(chart.values) if len(chart.values) > 1 else 0
@@ -138,9 +138,16 @@ def test_every_chart_names_columns_of_its_section():
     assert charted >= set(RUNS)
 
 
-def test_html_is_for_reports_only(db):
-    proc = run_cli("ls", "--format", "html", db=db)
-    assert proc.returncode == 1 and "--format html is for reports" in proc.stderr
+def test_any_table_is_a_page_in_html(db):
+    """ls, sql and schema take --format html as reports do: one self-contained page."""
+    listed = json.loads(run_cli("ls", "--format", "json", db=db, check=True).stdout)
+    page = Page()
+    page.feed(run_cli("ls", "--format", "html", db=db, check=True).stdout)
+    assert "script" not in page.tags and page.outside == [] and len(page.tables) == 1
+    assert len(page.tables[0]) == 1 + len(listed)  # a header row, then a row per trace
+    page = Page()
+    page.feed(run_cli("sql", "SELECT 1 AS one, 'a<b' AS text", "--format", "html", db=db, check=True).stdout)
+    assert page.tables == [[2, 2]]
 
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")

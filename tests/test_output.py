@@ -10,7 +10,7 @@ import json
 import pytest
 
 from conftest import FIXTURES, database_of, run_cli
-from tracedb import names, render
+from tracedb import names, present
 
 MANGLED = "_ZN4vllm18act_and_mul_kernelIN3c108BFloat16EXadL_ZNS_11silu_kernelIS2_EET_RKS4_EELb1EEEvPS4_PS5_i"
 
@@ -68,17 +68,17 @@ def test_a_table_says_each_unit_once_and_keeps_machine_formats_raw():
     rows = [("Dense GEMM", MANGLED, 68_780_000, 61.25, -26_920_000), ("Softmax", "softmax_warp", 2_500, 0.5, 1_000)]
     formats = {"kernel": "kernel"}
     out = io.StringIO()
-    render.render(columns, rows, "table", formats=formats, totals=["a_total_ns"], out=out)
+    present.write(columns, rows, "table", out, formats=formats, totals=["a_total_ns"])
     text = out.getvalue()
     assert "a_total ms" in text and "share %" in text and "gap ms" in text
     assert "68.78" in text and "-26.92" in text and "<0.01" in text and "61.2" in text
     assert " ms " not in text.replace("a_total ms", "").replace("gap ms", "")  # cells carry no unit
     assert "vllm::act_and_mul_kernel<BFloat16, &silu_kernel" in text and MANGLED not in text
     out = io.StringIO()
-    render.render(columns, rows, "csv", formats=formats, out=out)
+    present.write(columns, rows, "csv", out, formats=formats)
     assert list(csv.reader(io.StringIO(out.getvalue())))[1] == ["Dense GEMM", MANGLED, "68780000", "61.25", "-26920000"]
     out = io.StringIO()
-    render.render(columns, rows, "json", formats=formats, out=out)
+    present.write(columns, rows, "json", out, formats=formats)
     assert json.loads(out.getvalue())[0]["kernel"] == MANGLED
 
 

@@ -28,10 +28,11 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 import duckdb
 
 from . import db as dbmod
+from . import html, present
 from . import reports as reportmod
 from . import traces as tracemod
 from .errors import Interrupted, TracedbError, is_interrupt
-from .render import Format, render
+from .render import Format
 
 if TYPE_CHECKING:  # the loader is imported by the calls that load (a report needs none of it)
     from .ingest.loader import LoadOutcome
@@ -112,9 +113,9 @@ class Result:
     def shown(self, fmt: Format | str = Format.table, wide: bool = False) -> "Result":
         """The columns a format shows: a table or markdown leaves out the wide ones unless asked,
         every format but json the nested ones."""
-        fmt = Format(fmt)
-        hidden = set() if fmt is Format.json else set(self.json_only)
-        if fmt in (Format.table, Format.markdown) and not wide:
+        renderer = present.renderer(fmt)
+        hidden = set() if renderer.nested else set(self.json_only)
+        if renderer.for_people and not wide:
             hidden |= set(self.wide)
         keep = [i for i, c in enumerate(self.columns) if c not in hidden]
         if len(keep) == len(self.columns):
@@ -128,8 +129,8 @@ class Result:
         """The table as the command line prints it (table, csv, json or markdown)."""
         out = _Text(width)
         r = self.shown(fmt, wide)
-        render(r.columns, r.rows, fmt, title=r.title, out=out, formats=r.formats, totals=r.totals, notes=r.notes,
-               wide=wide, total_rows=r.total_rows, total_label=r.total_label())
+        present.write(r.columns, r.rows, fmt, out, title=r.title, formats=r.formats, totals=r.totals,
+                      notes=r.notes, wide=wide, total_rows=r.total_rows, total_label=r.total_label())
         return out.getvalue()
 
     def total_label(self) -> str:
@@ -145,8 +146,6 @@ class Result:
         return self.text(Format.csv)
 
     def to_html(self) -> str:
-        from . import html
-
         return html.table(self.columns, self.rows, self.formats, self.totals, self.notes, self.title)
 
     def _repr_html_(self) -> str:
@@ -202,21 +201,15 @@ class ReportResult:
 
     def to_html(self) -> str:
         """The whole report as one self-contained page (tables and SVG charts)."""
-        from . import html
-
         return html.page(self.report, self._triples(), self.labels, self.names)
 
     def _repr_html_(self) -> str:
-        from . import html
-
         return html.fragment(self.report, self._triples(), self.labels, self.names)
 
     def text(self, fmt: Format | str = Format.table, width: int | None = None, wide: bool = False,
              bounded: bool = True) -> str:
         """The report as `tracedb report` prints it: a table per trace, a long table's first rows
         with its totals over every row (bounded), csv, json, markdown or html."""
-        from . import present
-
         out = _Text(width)
         present.print_report(self, fmt, out, wide, bounded and self.bounded)
         return out.getvalue()

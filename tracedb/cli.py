@@ -17,7 +17,7 @@ import typer.core
 from . import __version__, api, atomic, present, reports
 from .db import STORAGE_VERSION, default_path
 from .errors import Interrupted, TracedbError, is_interrupt
-from .render import Format, output_width, render
+from .render import Format, output_width
 
 # The modules behind one command are imported by that command (a tiny load pays for nothing else).
 
@@ -278,7 +278,7 @@ def list_traces(db: DbOption = None, fmt: FormatOption = Format.table, wide: Wid
 
 
 def _show(result: "api.Result", fmt: Format, wide: bool = False) -> None:
-    render(result.columns, result.rows, fmt, title=result.title, wide=wide)
+    present.write(result.columns, result.rows, fmt, sys.stdout, title=result.title, wide=wide)
 
 
 @app.command("rm")
@@ -320,14 +320,14 @@ def run_sql(
         return
     formats = {} if units else {c: "raw" for c in result.columns}  # numbers as stored, not as durations
     rows = result.rows
-    if fmt in (Format.table, Format.markdown):
+    if present.renderer(fmt).for_people:
         shown = TERMINAL_ROWS if limit is None else limit
-        render(result.columns, rows[:shown], fmt, title=result.title, formats=formats, wide=wide)
+        present.write(result.columns, rows[:shown], fmt, sys.stdout, title=result.title, formats=formats, wide=wide)
         if len(rows) > shown:
             typer.echo(f"  {len(rows):,} rows, {shown:,} shown: --limit N shows N, --format csv or json all of them\n")
         return
-    render(result.columns, rows if limit is None else rows[:limit], fmt, title=result.title, formats=formats,
-           wide=wide)
+    present.write(result.columns, rows if limit is None else rows[:limit], fmt, sys.stdout, title=result.title,
+                  formats=formats, wide=wide)
 
 
 @app.command("schema")
@@ -356,7 +356,7 @@ def list_reports(fmt: FormatOption = Format.table) -> None:
     """List the reports with their parameters."""
     rows = [[r.name, r.summary, _params_text(r), "; ".join(r.examples)] for r in reports.available().values()]
     if fmt is not Format.table:
-        render(["report", "summary", "parameters", "example"], rows, fmt, title="Reports")
+        present.write(["report", "summary", "parameters", "example"], rows, fmt, sys.stdout, title="Reports")
         return
     # a list, each summary whole: a table would cut it, or leave the parameters out
     width = max(60, output_width(sys.stdout))

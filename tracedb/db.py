@@ -137,7 +137,7 @@ def _connect(path: Path, read_only: bool, memory_limit: str | None, storage: str
     copied = False
     if not read_only and not path.exists():
         wanted = storage or storage_version()
-        copied = template and wanted == STORAGE_VERSION and store.copy_to(path)
+        copied = template and wanted == STORAGE_VERSION and store.copy_to(path, build_new)
         if not copied:
             config["storage_compatibility_version"] = wanted
     try:
@@ -163,6 +163,11 @@ def _connect(path: Path, read_only: bool, memory_limit: str | None, storage: str
             con.close()
             raise
     return con
+
+
+def build_new(path: Path) -> None:
+    """A new database at path built from the SQL files (what the template holds)."""
+    open_db(path, storage=STORAGE_VERSION, template=False).close()
 
 
 # The read-write connections this process has open, by file (see _connect).

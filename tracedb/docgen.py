@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import reports
+from . import charts, reports
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 PAGES = ("reference/reports.md", "reference/schema.md")
@@ -63,6 +63,11 @@ def reports_page() -> str:
                                                   ("json", c.json_only)) if on)
                 out.append(f"| `{c.name}` | {c.format}{f' ({flags})' if flags else ''} | {_cell(c.doc)} |")
             out.append("")
+    out += ["## Chart kinds", "",
+            "A header's `-- Chart: LABELS -> VALUES [KIND]  Title` draws a section's rows in its HTML page by "
+            "one of these kinds (`tracedb.charts.KINDS`; bars when none is named):", "",
+            "| kind | value columns | draws |", "|---|---|---|"]
+    out += [f"| `{k.name}` | {_cell(k.takes)} | {_cell(k.doc)} |" for k in charts.KINDS.values()]
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import duckdb
 
-from . import db, scratch
+from . import db, scratch, store
 from .errors import TracedbError, reraise_interrupt
 from .ingest.loader import LoadOutcome, load_file, trace_tables
 from .rules import KINDS as RULE_KINDS
@@ -92,12 +92,10 @@ def _private_database(folder: Path) -> duckdb.DuckDBPyConnection:
     """An in-memory database with the schema, views and built-in rules of a new tracedb file (the
     trace is written once, as Parquet, rather than into a file and then out of it); beyond the
     load's memory limit it spills to folder."""
-    from .template import copy_to
-
     empty = folder / "empty.duckdb"
     con = duckdb.connect(config={"temp_directory": str(folder / "spill")})
-    if not copy_to(empty):  # no packaged template: built from the SQL files
-        db.open_db(empty, template=False).close()
+    if not store.copy_to(empty, db.build_new):  # no template (no writable cache): built from the SQL files
+        db.build_new(empty)
     con.execute(f"ATTACH {literal(str(empty))} AS empty (READ_ONLY)")
     con.execute("COPY FROM DATABASE empty TO memory")
     con.execute("DETACH empty")

@@ -1,28 +1,69 @@
-"""How a report is shown, in one place for the command line, the Python API and a notebook: one
-table per trace (titled with it), a terminal table bounded to its first TERMINAL_ROWS rows with a
-totals row over every row, json of several sections as one object keyed by section, html as one
-page. tracedb report NAME and print(db.report(NAME)) print the same text."""
+"""Presentation in one place: the registry RENDERERS says, for each output format, how one table
+is written and how a whole report is, for the command line, the Python API and a notebook alike
+(tracedb report NAME and print(db.report(NAME)) print the same text). A report is shown one table
+per trace (titled with it), a terminal table bounded to its first TERMINAL_ROWS rows with a totals
+row over every row; json of several sections is one object keyed by section, html one page.
+Charts are tracedb.charts' kinds, drawn by the html renderer."""
 
 from __future__ import annotations
 
-from typing import Any, TextIO
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence, TextIO
 
-from .render import Format, by_trace, render, to_json
+from . import html, render
+from .render import Format, by_trace, to_json
 
 # Rows of one table a terminal shows when no --limit is given; the rest are counted, not printed
 # (printing 100,000 rows would take longer than the query that found them).
 TERMINAL_ROWS = 40
 
 
+def _json_report(result: Any, out: TextIO, wide: bool, bounded: bool) -> bool:
+    """Several sections as one object keyed by section (one section: its rows, as a table's)."""
+    if len(result.sections) == 1:
+        return False
+    out.write(to_json({name: r.records() for name, r in result.sections.items()}) + "\n")
+    return True
+
+
+def _html_report(result: Any, out: TextIO, wide: bool, bounded: bool) -> bool:
+    out.write(result.to_html())
+    return True
+
+
+@dataclass(frozen=True)
+class Renderer:
+    table: Callable[..., None]  # writes one table: (columns, rows, out, title=, formats=, totals=, notes=, ...)
+    # writes a whole report and returns True, or returns False: the report is written table by table
+    report: Callable[[Any, TextIO, bool, bool], bool] | None
+    for_people: bool  # values humanised; --wide columns left out unless asked
+    nested: bool  # keeps nested (json-only) columns
+
+
+RENDERERS: dict[Format, Renderer] = {
+    Format.table: Renderer(render.write_table, None, for_people=True, nested=False),
+    Format.markdown: Renderer(render.write_markdown, None, for_people=True, nested=False),
+    Format.csv: Renderer(render.write_csv, None, for_people=False, nested=False),
+    Format.json: Renderer(render.write_json, _json_report, for_people=False, nested=True),
+    Format.html: Renderer(html.write_table, _html_report, for_people=False, nested=False),
+}
+
+
+def renderer(fmt: Format | str) -> Renderer:
+    return RENDERERS[Format(fmt)]
+
+
+def write(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: Format | str, out: TextIO, **how) -> None:
+    """One table in a format (how: title, formats, totals, notes, total_rows, total_label, wide)."""
+    renderer(fmt).table(columns, rows, out, **how)
+
+
 def print_report(result: Any, fmt: Format, out: TextIO, wide: bool = False, bounded: bool = False) -> None:
-    """Write a report (an api.ReportResult: its sections, labels and html) in a format: each
-    section, a comparison's whole, a single trace's table per trace."""
+    """Write a report (an api.ReportResult: its sections, labels and html) in a format: as a
+    whole where the format says so, else each section, a single trace's table per trace."""
     fmt = Format(fmt)
-    if fmt is Format.html:
-        out.write(result.to_html())
-        return
-    if fmt is Format.json and len(result.sections) > 1:
-        out.write(to_json({name: r.records() for name, r in result.sections.items()}) + "\n")
+    whole = RENDERERS[fmt].report
+    if whole is not None and whole(result, out, wide, bounded):
         return
     for r in result.sections.values():
         _section(r.shown(fmt, wide), fmt, out, bounded and fmt is Format.table, by_side=result.labels is None,
@@ -31,7 +72,7 @@ def print_report(result: Any, fmt: Format, out: TextIO, wide: bool = False, boun
 
 def _section(r: Any, fmt: Format, out: TextIO, bounded: bool, by_side: bool, wide: bool = False) -> None:
     """One section (an api.Result), a table per trace when its rows span several."""
-    if fmt in (Format.csv, Format.json) or not by_side or "trace" not in r.columns or not r.rows:
+    if not RENDERERS[fmt].for_people or not by_side or "trace" not in r.columns or not r.rows:
         _bounded(r.columns, r.rows, fmt, out, r.title, r.formats, r.totals, r.notes, bounded, wide, r.total_rows)
         return
     shown, groups = by_trace(r.columns, r.rows)
@@ -49,10 +90,10 @@ def _bounded(columns, rows, fmt: Format, out: TextIO, title, formats, totals, no
     every = rows if every is None or len(every) <= len(rows) else every
     if not bounded or len(rows) <= TERMINAL_ROWS:
         label = "total" if len(every) == len(rows) else f"total of {len(every):,}, {len(rows):,} shown"
-        render(columns, rows, fmt, title=title, out=out, formats=formats, totals=totals, notes=notes, wide=wide,
-               total_rows=every, total_label=label)
+        write(columns, rows, fmt, out, title=title, formats=formats, totals=totals, notes=notes, wide=wide,
+              total_rows=every, total_label=label)
         return
-    render(columns, rows[:TERMINAL_ROWS], fmt, title=title, out=out, formats=formats, totals=totals, notes=notes,
-           total_rows=every, total_label=f"total of {len(every):,}, {TERMINAL_ROWS} shown", wide=wide)
+    write(columns, rows[:TERMINAL_ROWS], fmt, out, title=title, formats=formats, totals=totals, notes=notes,
+          total_rows=every, total_label=f"total of {len(every):,}, {TERMINAL_ROWS} shown", wide=wide)
     out.write(f"  {len(rows) - TERMINAL_ROWS:,} more rows not shown: --limit N shows N, "
               "--format csv or json all of them\n\n")

@@ -1,4 +1,5 @@
-"""Printing result rows as a rich table, CSV, JSON or Markdown.
+"""Writing result rows as a terminal table (rich), CSV, JSON or Markdown: a writer per format,
+gathered with HTML's in tracedb.present's registry.
 
 Formatting follows column names, not display strings: *_ns columns are durations, *_bytes sizes,
 *_pct percentages. Machine formats (csv, json) keep raw values; table and markdown humanise, and
@@ -15,7 +16,6 @@ import decimal
 import enum
 import json
 import os
-import sys
 from typing import Any, Sequence
 
 from rich import box
@@ -23,7 +23,6 @@ from rich.console import Console
 from rich.table import Table
 
 from . import names
-from .errors import TracedbError
 
 
 class Format(str, enum.Enum):
@@ -168,42 +167,50 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float, decimal.Decimal)) and not isinstance(value, bool)
 
 
-def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: Format | str = Format.table,
-           *, title: str | None = None, out=None, formats: dict[str, str] | None = None,
-           totals: Sequence[str] = (), notes: Sequence[str] = (), total_rows: Sequence[Sequence[Any]] | None = None,
-           total_label: str = "total", wide: bool = False) -> None:
-    """Print rows. formats maps columns to display formats (see display); totals names the
-    columns summed in a totals row (over total_rows when given: the rows a bounded view left out
-    count too); notes names sentence columns printed under the table, each beside its row's first
-    cell (table and markdown only: machine formats keep raw rows). A table fits the terminal's
-    width (see fit_columns); wide: every column whole, however wide the lines."""
-    out = out or sys.stdout
-    fmt = Format(fmt)
-    if fmt is Format.html:
-        raise TracedbError("--format html is for reports: tracedb report NAME --format html -o FILE.html")
-    formats = formats or {}
-    if fmt in (Format.table, Format.markdown) and any(n in columns for n in notes):
+def with_notes(write):
+    """A writer for people (table, markdown) that prints the note columns under the table, each
+    beside its row's first cell, rather than in it."""
+
+    def writer(columns: Sequence[str], rows: Sequence[Sequence[Any]], out, *, title: str | None = None,
+               formats: dict[str, str] | None = None, totals: Sequence[str] = (), notes: Sequence[str] = (),
+               total_rows: Sequence[Sequence[Any]] | None = None, total_label: str = "total",
+               wide: bool = False) -> None:
+        formats = formats or {}
+        if not any(n in columns for n in notes):
+            write(columns, rows, out, title=title, formats=formats, totals=totals, total_rows=total_rows,
+                  total_label=total_label, wide=wide)
+            return
         keep = [i for i, c in enumerate(columns) if c not in notes]
         lines = [f"{display(columns[0], row[0], formats.get(columns[0]))}. {row[i]}"
                  for row in rows for i, c in enumerate(columns) if c in notes and row[i] is not None]
-        render([columns[i] for i in keep], [[row[i] for i in keep] for row in rows], fmt, title=title, out=out,
-               formats=formats, totals=totals,
-               total_rows=None if total_rows is None else [[row[i] for i in keep] for row in total_rows],
-               total_label=total_label, wide=wide)
+        write([columns[i] for i in keep], [[row[i] for i in keep] for row in rows], out, title=title,
+              formats=formats, totals=totals,
+              total_rows=None if total_rows is None else [[row[i] for i in keep] for row in total_rows],
+              total_label=total_label, wide=wide)
         for line in lines:
-            out.write(("- " if fmt is Format.markdown else "  ") + line + "\n")
+            out.write(("- " if write is _markdown else "  ") + line + "\n")
         if lines:
             out.write("\n")
-        return
-    if fmt is Format.json:
-        out.write(to_json(records(columns, rows)) + "\n")
-        return
-    if fmt is Format.csv:
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(columns)
-        for row in rows:
-            writer.writerow(["" if v is None else v for v in row])
-        return
+
+    writer.__doc__ = write.__doc__
+    return writer
+
+
+def write_json(columns: Sequence[str], rows: Sequence[Sequence[Any]], out, **_) -> None:
+    """A list of objects, one per row, values as stored (nested values as JSON)."""
+    out.write(to_json(records(columns, rows)) + "\n")
+
+
+def write_csv(columns: Sequence[str], rows: Sequence[Sequence[Any]], out, **_) -> None:
+    """A header line, then a line per row, values as stored (NULL: empty)."""
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow(["" if v is None else v for v in row])
+
+
+def _people(columns, rows, formats, totals, total_rows):
+    """What table and markdown share: the totals row, the units of the headers, and a cell's text."""
     total_row = column_totals(columns, total_rows if total_rows is not None else rows, totals) \
         if totals and rows else None
     if total_row and all(v is None for v in total_row):
@@ -211,6 +218,44 @@ def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: Format | 
     names.prepare_columns(columns, rows, formats)
     units = shared_units(columns, [*rows, *([total_row] if total_row else [])], formats)
     headers = [units[i][0] if units[i] else c for i, c in enumerate(columns)]
+    numeric = [any(_is_number(r[i]) for r in rows) for i in range(len(columns))]
+    return total_row, units, headers, numeric
+
+
+def _markdown(columns: Sequence[str], rows: Sequence[Sequence[Any]], out, *, title: str | None = None,
+              formats: dict[str, str] | None = None, totals: Sequence[str] = (),
+              total_rows: Sequence[Sequence[Any]] | None = None, total_label: str = "total", **_) -> None:
+    """A Markdown table under its title in bold, values humanised, the unit in each header."""
+    formats = formats or {}
+    total_row, units, headers, numeric = _people(columns, rows, formats, totals, total_rows)
+
+    def cell(i: int, value: Any) -> str:
+        if value is None:
+            return ""
+        if units[i]:
+            return in_unit(value, units[i][1], units[i][2])
+        return display(columns[i], value, formats.get(columns[i]))
+
+    cells = [[cell(i, v) for i, v in enumerate(row)] for row in rows]
+    total_cells = [cell(i, v) for i, v in enumerate(total_row)] if total_row else None
+    if total_cells:
+        total_cells[0] = total_cells[0] or total_label
+    if title:
+        out.write(f"**{title}**\n\n")
+    out.write("| " + " | ".join(headers) + " |\n")
+    out.write("|" + "|".join("---:" if numeric[i] else "---" for i in range(len(columns))) + "|\n")
+    for row in cells + ([[f"**{c}**" if c else "" for c in total_cells]] if total_cells else []):
+        out.write("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in row) + " |\n")
+    out.write("\n")  # a table ends at a blank line: the next title must not join it
+
+
+def _table(columns: Sequence[str], rows: Sequence[Sequence[Any]], out, *, title: str | None = None,
+           formats: dict[str, str] | None = None, totals: Sequence[str] = (),
+           total_rows: Sequence[Sequence[Any]] | None = None, total_label: str = "total", wide: bool = False) -> None:
+    """A terminal table fitting the output's width (see fit_columns), values humanised, the unit
+    in each header, a totals row; wide: every column whole, however wide the lines."""
+    formats = formats or {}
+    total_row, units, headers, numeric = _people(columns, rows, formats, totals, total_rows)
     kernel = [formats.get(c) == "kernel" for c in columns]
 
     def cell(i: int, value: Any, width: int | None = None) -> str:
@@ -219,25 +264,11 @@ def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: Format | 
             return ""
         if units[i]:
             return in_unit(value, units[i][1], units[i][2])
-        if kernel[i] and fmt is Format.table:  # a list of names: up to KERNEL_WIDTH each
+        if kernel[i]:  # a list of names: up to KERNEL_WIDTH each
             return names.short_list(str(value), width or KERNEL_WIDTH * len(str(value).split("; ")))
         text = display(columns[i], value, formats.get(columns[i]))
         return text if width is None else names.middle_cut(text.replace("\n", " "), width)
 
-    numeric = [any(_is_number(r[i]) for r in rows) for i in range(len(columns))]
-    if fmt is Format.markdown:
-        cells = [[cell(i, v) for i, v in enumerate(row)] for row in rows]
-        total_cells = [cell(i, v) for i, v in enumerate(total_row)] if total_row else None
-        if total_cells:
-            total_cells[0] = total_cells[0] or total_label
-        if title:
-            out.write(f"**{title}**\n\n")
-        out.write("| " + " | ".join(headers) + " |\n")
-        out.write("|" + "|".join("---:" if numeric[i] else "---" for i in range(len(columns))) + "|\n")
-        for row in cells + ([[f"**{c}**" if c else "" for c in total_cells]] if total_cells else []):
-            out.write("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in row) + " |\n")
-        out.write("\n")  # a table ends at a blank line: the next title must not join it
-        return
     # Every row one line, every header whole: long texts (kernel names, paths, stacks) are cut to
     # the room the others leave; what still does not fit is left out, and a line names it. --wide
     # keeps every column at its full width, however wide the lines.
@@ -283,6 +314,12 @@ def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: Format | 
     if dropped:
         console.print(f"  left out to fit {width} columns: {', '.join(columns[i] for i in dropped)} "
                       "(--wide, csv and json show every column)", highlight=False, markup=False)
+
+
+
+
+write_table = with_notes(_table)
+write_markdown = with_notes(_markdown)
 
 
 # The width of a table sent to a pipe or a file when $COLUMNS says none: a terminal's common width.

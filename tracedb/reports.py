@@ -19,13 +19,10 @@ columns summed in the totals row, `note` a sentence printed under the table rath
 `json` a nested value (a list of structs) shown in JSON output only, `wide` a column a terminal
 table or markdown shows only with --wide (csv, json and html always have it).
 
-A header may declare bar charts for HTML output, `Chart: op+phase -> a_total_ns,b_total_ns  Title`:
-one bar group per row, labelled by the columns before the arrow, one bar per column after it; or
-`Chart: op -> total_ns by trace_name  Title`: one bar group per op, one bar per trace_name; or
-`Chart: step -> compute_ns,idle_ns stacked  Title`: one bar per row, its values stacked (parts of
-a whole, such as the wall-clock time of a step); or `Chart: cpu_op+shape -> intensity,tflops roofline
-Title`: a log-log roofline, a point per row under the roof of the peaks its rows carry
-(peak_tflops, peak_tbps).
+A header may declare charts for HTML output, `Chart: LABELS -> VALUES [KIND]  Title`: the rows
+labelled by the columns before the arrow (op+phase), drawn from the columns after it by a kind of
+tracedb.charts.KINDS (bars when none is named; `by COLUMN` pivots bars: one bar per value of
+COLUMN), e.g. `Chart: step -> compute_ns,idle_ns stacked  Title`.
 
 A report may print several tables: each further SELECT starts with its own header (a line
 `-- Shown: first` in it puts the table before the main one when the report is shown),
@@ -64,7 +61,8 @@ from typing import Any
 
 import duckdb
 
-from . import db, sqlfiles, traces
+from . import charts, db, sqlfiles, traces
+from .charts import Chart
 from .errors import TracedbError, reraise_interrupt
 
 FORMATS = ("text", "kernel", "count", "duration", "percent", "ratio", "bytes", "id", "number")
@@ -102,19 +100,6 @@ COMMON_OPTIONS = ("trace", "vs", "phase", "limit")
 class Alias:
     name: str  # the report asked for (compare)
     when: str  # one of ALIAS_WHEN
-
-
-@dataclass
-class Chart:
-    """A bar chart of a section (HTML output): one row per label, one bar per value column."""
-    labels: list[str]
-    values: list[str]
-    title: str
-    by: str | None = None  # one bar per value of this column (the rows pivoted), rather than per value column
-    stacked: bool = False  # one bar per row, its value columns stacked end to end (parts of a whole)
-    # a log-log roofline: a point per row at (values[0], values[1]) = (FLOP per byte, TFLOP/s), under
-    # the roof of each device peak the rows carry (peak_tflops, peak_tbps)
-    roofline: bool = False
 
 
 @dataclass
@@ -284,17 +269,7 @@ def _parse_header(path: Path, report: Report, section: Section, header: list[tup
                     raise ValueError(f"expected 'Alias: REPORT when {' | '.join(ALIAS_WHEN)}'")
                 report.aliases.append(Alias(m.group(1), m.group(2)))
             elif part == "summary" and stripped.lower().startswith("chart:"):
-                m = re.match(r"^chart:\s*(\w+(?:\+\w+)*)\s*->\s*(\w+(?:,\w+)*)"
-                             r"(?:\s+by\s+(\w+)|\s+(stacked|roofline)\b)?\s+(.+)$", stripped, re.I)
-                roofline = bool(m) and (m.group(4) or "").lower() == "roofline"
-                if not m or (m.group(3) and "," in m.group(2)) or (roofline and len(m.group(2).split(",")) != 2):
-                    raise ValueError("expected 'Chart: label[+label] -> value[,value]  title', "
-                                     "'Chart: label -> value,value stacked  title', "
-                                     "'Chart: label -> intensity,tflops roofline  title' or "
-                                     "'Chart: label -> value by column  title'")
-                section.charts.append(Chart(m.group(1).split("+"), m.group(2).split(","), m.group(5).strip(),
-                                            m.group(3), stacked=(m.group(4) or "").lower() == "stacked",
-                                            roofline=roofline))
+                section.charts.append(_chart(stripped))
             elif part == "summary":
                 summary.append(stripped)
             elif part == "parameters":
@@ -315,6 +290,23 @@ def _parse_header(path: Path, report: Report, section: Section, header: list[tup
         except ValueError as exc:
             raise TracedbError(f"{path}: line {number}: {exc}") from None
     return " ".join(summary)
+
+
+def _chart(line: str) -> Chart:
+    """A header's `Chart: LABELS -> VALUES [by COLUMN | KIND]  Title` (ValueError saying the form)."""
+    m = re.match(r"^chart:\s*(\w+(?:\+\w+)*)\s*->\s*(\w+(?:,\w+)*)(?:\s+by\s+(\w+))?\s+(.+)$", line, re.I)
+    if not m:
+        raise ValueError("expected 'Chart: label[+label] -> value[,value] [by COLUMN | KIND]  title', "
+                         f"KIND one of {', '.join(charts.KINDS)}")
+    kind, title = "bars", m.group(4).strip()
+    first, _, rest = title.partition(" ")
+    if first.lower() in charts.KINDS and rest.strip():
+        kind, title = first.lower(), rest.strip()
+    chart = Chart(m.group(1).split("+"), m.group(2).split(","), title, kind, m.group(3))
+    wrong = charts.KINDS[kind].check(chart)
+    if wrong:
+        raise ValueError(wrong)
+    return chart
 
 
 _PARSED: dict[tuple, dict[str, Report]] = {}

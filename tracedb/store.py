@@ -9,11 +9,15 @@ tracedb.facts) and the opening of a database (tracedb.db) build on this; it impo
 from __future__ import annotations
 
 import contextlib
-import gzip
+import hashlib
+import os
 import re
 import shutil
+import tempfile
+import time
 import weakref
 from pathlib import Path
+from typing import Callable
 
 import duckdb
 
@@ -179,29 +183,77 @@ def run_file(con: duckdb.DuckDBPyConnection, rel: str, params: dict | None = Non
     run_with_params(con, sqlfiles.split_statements(sqlfiles.read(rel)), params or {})
 
 
-# The packaged empty database (tracedb.template builds it; tracedb.db copies it for a new file).
-TEMPLATE_NAME = "new_database.duckdb.gz"
+# The empty database a new file is copied from, the way PostgreSQL copies template1: built once
+# from the SQL files (schema, modules, built-in rules) by the opening of a database (tracedb.db),
+# kept in the user's cache under the fingerprint of those files and of DuckDB, and rebuilt when
+# either changes. Without a writable cache, a new file is built from the SQL files directly.
+TEMPLATE_PREFIX = "new_database-"
+STALE_TEMPLATE_DAYS = 30  # templates of other SQL versions left unused this long are removed
+
+
+def cache_dir() -> Path:
+    """$TRACEDB_CACHE, else $XDG_CACHE_HOME/tracedb, else ~/.cache/tracedb."""
+    given = os.environ.get("TRACEDB_CACHE")
+    if given:
+        return Path(given)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tracedb"
+
+
+def template_fingerprint() -> str:
+    """What a new database is built from: every SQL and rules file but the reports (which run
+    from their files), the code that runs them, and DuckDB's version."""
+    root = sqlfiles.sql_dir()
+    code = Path(__file__).resolve().parent
+    digest = hashlib.sha256(duckdb.__version__.encode() + b"\0")
+    files = [p for p in root.rglob("*") if p.suffix in (".sql", ".csv", ".tsv")
+             and "reports" not in p.relative_to(root).parts] + list(code.glob("*.py"))
+    for path in sorted(files):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:20]
 
 
 def template_path() -> Path:
-    return sqlfiles.sql_dir() / TEMPLATE_NAME
+    return cache_dir() / f"{TEMPLATE_PREFIX}{template_fingerprint()}.duckdb"
 
 
-def copy_to(path: Path) -> bool:
-    """Write a new database at path from the template, never over a file another process created
-    meanwhile (then that file is the database); False when there is no template or it cannot be
-    written there (the caller creates the database from the SQL files, and DuckDB says what is
-    wrong with the path)."""
-    source = template_path()
-    if not source.exists():
+def build_template(build: Callable[[Path], None]) -> Path:
+    """The template of the current SQL files, built by build(path) (a new database at path) when
+    the cache has none; OSError when the cache cannot be written."""
+    target = template_path()
+    if target.exists():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".building-", dir=target.parent))
+    try:
+        build(work / target.name)
+        os.replace(work / target.name, target)  # whole or not at all, whoever builds it at once
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    cutoff = time.time() - STALE_TEMPLATE_DAYS * 86400
+    for old in target.parent.glob(f"{TEMPLATE_PREFIX}*.duckdb"):
+        with contextlib.suppress(OSError):
+            if old != target and old.stat().st_mtime < cutoff:
+                old.unlink()
+    return target
+
+
+def copy_to(path: Path, build: Callable[[Path], None]) -> bool:
+    """Write a new database at path from the template (built first by build when the cache has
+    none), never over a file another process created meanwhile (then that file is the database);
+    False when the template or the file cannot be written (the caller creates the database from
+    the SQL files, and DuckDB says what is wrong with the path)."""
+    try:
+        source = build_template(build)
+    except OSError:
         return False
 
     def fill(out) -> None:
-        with gzip.open(source, "rb") as f:
+        with open(source, "rb") as f:
             shutil.copyfileobj(f, out, 1 << 20)
 
     try:
         atomic.create(path, fill)
+        os.utime(source)  # in use: not stale
     except OSError:
         return False
     return True

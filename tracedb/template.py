@@ -1,41 +1,28 @@
-"""The packaged empty database a new tracedb file starts from, the way PostgreSQL copies template1.
+"""The empty database a new tracedb file starts from, the way PostgreSQL copies template1.
 
-Building a database from sql/ (29 tables, 39 views, 35 macros, 575 column comments, the built-in
-rules) takes DuckDB about a quarter of a second; copying the result takes a few milliseconds. The
-template, sql/new_database.duckdb.gz, is that result, written in STORAGE_VERSION's format. It is
-rebuilt from the SQL files whenever they change:
+Building a database from sql/ (its tables, views, macros, column comments and built-in rules)
+takes DuckDB most of a second; copying the result takes a few milliseconds. The first new
+database after an install or an upgrade builds the template into the user's cache
+(tracedb.store.cache_dir(): $TRACEDB_CACHE, else $XDG_CACHE_HOME/tracedb, else ~/.cache/tracedb),
+named by the fingerprint of the SQL files, the code that runs them and DuckDB's version; every
+later one copies it. Nothing is committed and nothing can go stale: a change to any of those files
+is a new fingerprint, hence a new template. To build it ahead (a shared image, a CI cache):
 
     python -m tracedb.template
-
-A stale template still gives a correct database (opening it re-applies whatever changed, as for
-any older file), only slower, and tests/test_template.py fails until it is rebuilt.
 """
 
 from __future__ import annotations
 
-import gzip
-import shutil
-import tempfile
 from pathlib import Path
 
 from . import db, store
 
-TEMPLATE_NAME = store.TEMPLATE_NAME
 template_path = store.template_path
-copy_to = store.copy_to
 
 
-def build(target: Path | None = None) -> Path:
-    """(Re)build the template from the SQL files; returns its path."""
-
-    target = target or template_path()
-    with tempfile.TemporaryDirectory() as tmp:
-        fresh = Path(tmp) / "new.duckdb"
-        db.open_db(fresh, template=False).close()
-        with open(fresh, "rb") as f, open(target, "wb") as raw, \
-                gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0) as out:
-            shutil.copyfileobj(f, out, 1 << 20)
-    return target
+def build() -> Path:
+    """The template of the current SQL files, built when the cache has none; returns its path."""
+    return store.build_template(db.build_new)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 -- Report: roofline
 -- How close each operation runs to its device's roofline: per (cpu_op, shape, dtype), the FLOPs and bytes of one call from its recorded shapes (the formulas of the view op_work), the achieved TFLOP/s and TB/s over its calls, the device's peak for that dtype (device_peaks), which resource bounds it and the share of that peak reached; largest time first.
--- Chart: cpu_op+shape -> intensity,tflops roofline  Achieved TFLOP/s against FLOP per byte, under the device's roof
+-- Chart: cpu_op+shape -> intensity,tflops,peak_tflops,peak_tbps roofline  Achieved TFLOP/s against FLOP per byte, under the device's roof
 -- Example: tracedb report roofline --trace h100_bert-small
 -- Rows: traces with an operation whose shapes are recorded
 -- Parameters:
