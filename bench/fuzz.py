@@ -5,7 +5,7 @@
 Every mutant is loaded into one database; a mutant that breaks an invariant (a traceback, an
 error of more than one line, a failed load that changed the database, events neither loaded nor
 set aside) is written to bench/out/fuzz/ with its problem, and the run exits 1. Each finding
-becomes a test (tests/test_bad_events.py, tests/test_fuzz.py) once fixed.
+becomes a test (tests/ingest/test_bad_events.py, tests/ingest/test_fuzz.py) once fixed.
 """
 
 from __future__ import annotations

@@ -5,7 +5,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import gzip
-import io
 import json
 import os
 import re
@@ -24,6 +23,7 @@ from tracedb.db import open_db
 from tracedb.ingest.loader import load_file
 
 ROOT = Path(__file__).resolve().parent.parent
+TESTS = ROOT / "tests"  # the layers' folders (unit, ingest, store, analysis, reports, end_to_end) and shared helpers
 # Small real traces, kept in the repository with their sources and licences (fixtures/SOURCES.md).
 FIXTURES = Path(os.environ.get("TRACEDB_FIXTURES", ROOT / "tests" / "fixtures"))
 KINETO = sorted((FIXTURES / "kineto").glob("*.json.gz"))
@@ -37,6 +37,23 @@ write_trace = testing.write_trace  # tests import it from here
 # own (every process the tests start inherits it), never into the user's cache.
 os.environ["TRACEDB_CACHE"] = tempfile.mkdtemp(prefix="tracedb-test-cache-")
 atexit.register(shutil.rmtree, os.environ["TRACEDB_CACHE"], True)
+
+
+# Tests live in a folder per layer; each test is marked with its layer, and the end-to-end ones
+# (real processes, signals, browsers, notebooks, the whole corpus) also as slow:
+#     python -m pytest -m ingest            one layer
+#     python -m pytest -m "not slow"        everything but the end-to-end tests
+LAYERS = ("unit", "ingest", "store", "analysis", "reports", "end_to_end")
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        parts = Path(item.path).resolve().relative_to(TESTS).parts
+        if len(parts) < 2 or parts[0] not in LAYERS:
+            raise pytest.UsageError(f"{item.path}: a test lives in the folder of its layer ({', '.join(LAYERS)})")
+        item.add_marker(parts[0])
+        if parts[0] == "end_to_end":
+            item.add_marker("slow")
 
 
 def read_fixture(path: Path):
@@ -91,28 +108,8 @@ def run_cli(*args, db: Path | None = None, env=None, check=False, process=False)
 
 
 def _run_in_process(argv: list[str], env: dict[str, str]) -> CliRun:
-    from tracedb import cli
-
-    out, err = io.StringIO(), io.StringIO()
-    saved_env = {k: os.environ.get(k) for k in env}
-    saved_argv = sys.argv
-    os.environ.update(env)
-    sys.argv = ["tracedb", *argv]
-    code = 0
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                cli.main()
-            except SystemExit as exc:
-                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    finally:
-        sys.argv = saved_argv
-        for k, v in saved_env.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-    return CliRun(["tracedb", *argv], code, out.getvalue(), err.getvalue())
+    code, out, err = testing.run_command(argv, env)
+    return CliRun(["tracedb", *argv], code, out, err)
 
 
 def load(con, path, **kw):
@@ -212,3 +209,42 @@ def big_kineto_trace(path: Path, events: int = 150_000) -> Path:
             f.write(("  " if i == 0 else ",\n  ") + json.dumps(ev))
         f.write("\n]}")
     return path
+
+
+# -- databases shared by the whole session (opened read-only by the tests that use them) -----------
+
+EXAMPLE_PAIR = ("h100_bert-small", "mi300_bert-small")
+
+
+def example_inputs(tmp: Path) -> list:
+    """The arguments of `tracedb load` for the traces every report's `-- Example:` line names: the
+    BERT pair (NVIDIA, AMD), the AIE fixtures, an Ascend kernel_details.csv, and a TensorCast trace
+    `tc` with its op mapping (written into tmp)."""
+    tc = write_tc_trace(tmp / "tc.json", tc_op("torch.ops.aten.mm.default", 180, kernel_type="MatMulV2",
+                                               source="MEASURED"), tc_op("torch.ops.aten.add.Tensor", 14))
+    mapping = tmp / "op_mapping.yaml"
+    mapping.write_text("operator_mappings:\n  aten.add.Tensor: {kernel_type: Add}\n")
+    pair = [FIXTURES / "kineto" / f"{n}.json.gz" for n in EXAMPLE_PAIR]
+    aie = sorted((FIXTURES / "aie").glob("*.json"))
+    return [*pair, *aie, FIXTURES / "ascend" / "kernel_details_cann8.csv", tc, "--op-mapping", mapping]
+
+
+@pytest.fixture(scope="session")
+def examples_db(tmp_path_factory) -> Path:
+    """A database of the traces the reports' examples name (example_inputs)."""
+    tmp = tmp_path_factory.mktemp("examples")
+    db = tmp / "examples.duckdb"
+    run_cli("load", *example_inputs(tmp), "--jobs", "1", db=db, check=True)
+    return db
+
+
+@pytest.fixture(scope="session")
+def corpus_db(tmp_path_factory) -> Path:
+    """Every real trace of the corpus in one database, loaded once for the session (skipped where
+    the corpus is absent)."""
+    files = sorted(CORPUS.glob("*.json.gz"))
+    if not files:
+        pytest.skip(f"no corpus at {CORPUS} (set TRACEDB_CORPUS)")
+    db = tmp_path_factory.mktemp("corpus") / "corpus.duckdb"
+    run_cli("load", *files, db=db, check=True)
+    return db

@@ -1,5 +1,5 @@
 """Mutation fuzzing of the readers (Chrome JSON, Ascend CSV, op-mapping YAML), shared by the suite's
-bounded fuzz test (tests/test_fuzz.py) and the long run (bench/fuzz.py).
+bounded fuzz test (tests/ingest/test_fuzz.py) and the long run (bench/fuzz.py).
 
 A mutant is a seed file with a few hostile edits: bytes flipped, inserted (NUL, newline, quotes,
 brackets, NaN, lone surrogate escapes, huge exponents, invalid UTF-8), deleted, duplicated, or the

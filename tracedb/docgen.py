@@ -4,7 +4,7 @@ header (tracedb.reports), every table, view and column from the COMMENTs of a ne
     python -m tracedb.docgen           # write docs/reference/*.md
     python -m tracedb.docgen --check   # exit 1 naming each page that differs from what it would write
 
-tests/test_docs.py fails when a committed page differs from the generator's, so the reference
+tests/reports/test_docs.py fails when a committed page differs from the generator's, so the reference
 never drifts from the SQL it describes.
 """
 

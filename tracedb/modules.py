@@ -10,7 +10,7 @@ standard library does (`INCLUDE PERFETTO MODULE ...`):
 The loader runs a module after everything it includes; an include of no module, or modules that
 include each other, is an error naming them. The derivation's files (sql/derive/*.sql) open with
 their includes too, so a database re-derives its traces only when a module the derivation reads
-changed (tracedb.db). tests/test_modules.py checks that every module includes exactly the modules
+changed (tracedb.db). tests/unit/test_modules.py checks that every module includes exactly the modules
 whose objects it uses.
 """
 

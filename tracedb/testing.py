@@ -157,3 +157,89 @@ class KinetoTrace:
     def write(self, path, **metadata) -> Path:
         """The trace file at path, with the device (and any more metadata keys, see write_trace)."""
         return write_trace(path, self.events, **{"deviceProperties": [self.device], **metadata})
+
+
+# -- golden outputs: every report as its header's examples run it ----------------------------------
+
+def run_command(argv: list[str], env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    """Run a tracedb command in this process (the command line's own main()): its exit code,
+    standard output and standard error."""
+    import contextlib
+    import io
+    import os
+    import sys
+
+    from . import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    env = env or {}
+    saved_env = {k: os.environ.get(k) for k in env}
+    saved_argv = sys.argv
+    os.environ.update(env)
+    sys.argv = ["tracedb", *argv]
+    code = 0
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                cli.main()
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        sys.argv = saved_argv
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return code, out.getvalue(), err.getvalue()
+
+
+def canonical_json(text: str, digits: int = 6) -> str:
+    """A report's JSON output in a form two runs agree on: numbers to `digits` significant digits
+    (a parallel sum's last bits vary), times of day (a trace's load time) as <time>, each table's
+    rows sorted (ties may come in any order)."""
+    import re
+
+    when = re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d+)?")
+
+    def rounded(value):
+        if isinstance(value, str) and when.fullmatch(value):
+            return "<time>"
+        if isinstance(value, float):
+            return float(f"{value:.{digits}g}")
+        if isinstance(value, list):
+            return [rounded(v) for v in value]
+        if isinstance(value, dict):
+            return {k: rounded(v) for k, v in value.items()}
+        return value
+
+    data = rounded(json.loads(text))
+    tables = data if isinstance(data, dict) else {"main": data}
+    ordered = {name: sorted(rows, key=lambda r: json.dumps(r, sort_keys=True)) for name, rows in tables.items()}
+    return json.dumps(ordered, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def golden_outputs(database: str | Path, runs: dict[str, list[list[str]]], fmt: str = "json",
+                   env: dict[str, str] | None = None) -> dict[str, str]:
+    """Per report, the output of each of its runs (the arguments after `tracedb report`) on the
+    database: json in canonical form (canonical_json), any other format as printed. A run that
+    fails gives its error line."""
+    out = {}
+    for name, arg_lists in sorted(runs.items()):
+        parts = []
+        for args in arg_lists:
+            code, text, err = run_command(["report", *args, "--format", fmt, "--db", str(database)], env)
+            if code == 0 and fmt == "json":
+                text = canonical_json(text)
+            parts.append(f"## tracedb report {' '.join(args)}\n" + (text if code == 0 else f"error: {err.strip()}\n"))
+        out[name] = "\n".join(parts)
+    return out
+
+
+def example_runs() -> dict[str, list[list[str]]]:
+    """Every report's `-- Example:` lines, as the arguments after `tracedb report`."""
+    import shlex
+
+    from . import reports
+
+    return {name: [shlex.split(e)[2:] for e in r.examples] for name, r in reports.available().items()}

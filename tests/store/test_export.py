@@ -9,7 +9,7 @@ import json
 import duckdb
 import pytest
 
-from conftest import FIXTURES, KINETO, run_cli, tc_op, write_tc_trace
+from conftest import FIXTURES, example_inputs, run_cli, tc_op, write_tc_trace
 from tracedb import reports
 from tracedb.db import open_db
 from tracedb.exchange import MANIFEST
@@ -24,14 +24,9 @@ def source(tmp_path_factory):
     """A database with traces of every kind, a user rules file, an op mapping; and its export."""
     tmp = tmp_path_factory.mktemp("export")
     db = tmp / "source.duckdb"
-    tc = write_tc_trace(tmp / "tc.json", tc_op("torch.ops.aten.mm.default", 180, kernel_type="MatMulV2",
-                                               source="MEASURED"), tc_op("torch.ops.aten.add.Tensor", 14))
-    mapping = tmp / "op_mapping.yaml"
-    mapping.write_text("operator_mappings:\n  aten.add.Tensor: {kernel_type: Add}\n")
     rules = tmp / "my_rules.csv"
     rules.write_text("priority,platform,match,pattern,op,label\n1,AMD,prefix,attn_fwd,Flash Attention (Triton),mine\n")
-    pair = [next(p for p in KINETO if p.name.startswith(n)) for n in PAIR]
-    run_cli("load", *pair, *AIE, KERNEL_DETAILS, tc, "--op-mapping", mapping, "--rules", rules, db=db, check=True)
+    run_cli("load", *example_inputs(tmp), "--rules", rules, db=db, check=True)
     out = tmp / "export"
     proc = run_cli("export", out, db=db)
     assert proc.returncode == 0, proc.stderr

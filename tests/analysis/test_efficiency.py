@@ -7,18 +7,14 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-from pathlib import Path
 
 import pytest
 
 import tracedb
-from conftest import FIXTURES, database_of, load, run_cli
+from conftest import CORPUS, FIXTURES, TESTS, database_of, load, run_cli
 from tracedb.testing import KinetoTrace
 
-HERE = Path(__file__).resolve().parent
-CORPUS = Path(os.environ.get("TRACEDB_CORPUS", HERE.parents[1] / "shared" / "corpus"))
-REFERENCE = HERE / "tracelens_reference.csv"
+REFERENCE = TESTS / "tracelens_reference.csv"
 FAMILY = {"GEMM": "gemm", "SDPA_fwd": "attention", "CONV_fwd": "conv"}
 TRACES = {"h100_falconsai-vit": CORPUS, "mi300_falconsai-vit": CORPUS, "h100_timesformer": CORPUS,
           "mi300_timesformer": CORPUS, "h100_bert-small": FIXTURES / "kineto", "mi300_bert-small": FIXTURES / "kineto"}

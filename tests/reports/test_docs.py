@@ -7,13 +7,13 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
+from conftest import ROOT
+
 from tracedb import docgen, reports
 
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_the_reference_pages_are_the_generators():

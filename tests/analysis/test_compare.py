@@ -9,59 +9,10 @@ from collections import Counter
 
 import pytest
 
-from conftest import FIXTURES, database_of, load, read_only, run_cli, write_trace
+from builders import A_LAYER, A_OPS, B_LAYER, B_OPS, LAYERS, build, build_steps
+from conftest import FIXTURES, database_of, load, read_only, run_cli
 from tracedb import testing
 
-LAYERS = 20
-
-# Side A runs RMSNorm then the QKV GEMM as two kernels and three elementwise kernels per layer;
-# side B runs one fused RMSNorm+GEMM kernel and one elementwise kernel. Both run the same Triton
-# kernel; every other kernel name differs between the sides.
-A_LAYER = [
-    ("void vllm::rms_norm_kernel<c10::BFloat16>(c10::BFloat16*, c10::BFloat16 const*)", 4),
-    ("nvjet_tst_128x64_64x4_1x1_v_bz_TNT", 20),
-    ("void flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 64, 128, 4> >(flash::Flash_fwd_params)", 30),
-    ("nvjet_tst_64x8_64x16_4x1_v_bz_TNN", 10),
-    ("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16> >", 2),
-    ("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16> >", 2),
-    ("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16> >", 2),
-    ("triton_per_fused__softmax_0", 3),
-]
-B_LAYER = [
-    ("_rmsnorm_gemm_fused_kernel_bf16", 22),
-    ("kernel_unified_attention_2d", 40),
-    ("Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT64x64x64", 12),
-    ("void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<c10::BFloat16> >", 3),
-    ("triton_per_fused__softmax_0", 5),
-]
-A_OPS = ["RMSNorm", "Dense GEMM", "Attention", "Dense GEMM", "Elementwise", "Elementwise", "Elementwise",
-         "Softmax"]
-B_OPS = ["RMSNorm+GEMM", "Attention", "Dense GEMM", "Elementwise", "Softmax"]
-
-
-def build(path, layer, layers=LAYERS, platform="NVIDIA", passes=1):
-    """`passes` forward passes (ProfilerStep annotations when more than one) of `layers` copies of
-    `layer` (name, duration µs), kernels back to back."""
-    steps = [(f"ProfilerStep#{n}" if passes > 1 else None, layer, layers) for n in range(passes)]
-    return build_steps(path, steps, platform)
-
-
-def build_steps(path, steps, platform="NVIDIA"):
-    """One forward pass per (annotation or None, layer, layers) of steps, in order."""
-    events, t, corr = [], 1000, 0
-    for annotation, layer, layers in steps:
-        start = t
-        for name, dur in [k for _ in range(layers) for k in layer]:
-            corr += 1
-            events.append(testing.runtime_call("cudaLaunchKernel", t - 5, 2, corr))
-            events.append(testing.kernel_event(name, t, dur, corr))
-            t += dur + 1
-        if annotation:
-            events.append(testing.x_event("user_annotation", annotation, start - 10, t - start + 5))
-        t += 100
-    device = ({"id": 0, "name": "NVIDIA H100 80GB HBM3", "warpSize": 32} if platform == "NVIDIA"
-              else {"id": 0, "name": "AMD Instinct MI300X", "warpSize": 64})
-    return write_trace(path, events, deviceProperties=[device])
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ import pytest
 import tracedb
 
 from conftest import FIXTURES, KINETO, ROOT, run_cli
-from test_compare import A_LAYER, B_LAYER, build
+from builders import A_LAYER, B_LAYER, build
 
 pytest.importorskip("streamlit", reason="the dashboard extra is not installed: pip install '.[dashboard]'")
 from streamlit.testing.v1 import AppTest  # noqa: E402

@@ -78,7 +78,7 @@ def test_sub_nanosecond_digits_take_the_exact_path(con, tmp_path):
 
 
 def test_a_record_beyond_the_times_kept_is_set_aside(con, tmp_path):
-    """As for a Chrome event (tests/test_overflow.py): a start or end beyond ±2^62 ns."""
+    """As for a Chrome event (tests/ingest/test_overflow.py): a start or end beyond ±2^62 ns."""
     path = write_csv(tmp_path / "kernel_details.csv", "Name,Type,Duration(us),Start Time(us)",
                      ["a,Add,1.0,10.0", "b,Add,20000000000000,4600000000000000", "c,Add,1,4700000000000000"])
     out = load(con, path)

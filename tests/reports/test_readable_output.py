@@ -119,16 +119,11 @@ def test_span_and_busy_mean_the_same_in_summary_and_timeline(db):
                 whole["span_ns"], whole["busy_ns"], whole["idle_ns"])
 
 
-def test_a_real_pair_at_120_columns_shows_names_and_frames_whole(tmp_path):
+def test_a_real_pair_at_120_columns_shows_names_and_frames_whole(corpus_db):
     """Every report on the corpus's TimeSformer pair, piped at 120 columns: no line wider, each
     trace's name whole in its titles, each gap's frame whole."""
-    from test_why import CORPUS
-
-    if not CORPUS.is_dir():
-        pytest.skip(f"corpus not found at {CORPUS}")
-    db = tmp_path / "pair.duckdb"
+    db = corpus_db
     a, b = "h100_timesformer", "mi300_timesformer"
-    run_cli("load", CORPUS / f"{a}.json.gz", CORPUS / f"{b}.json.gz", "--jobs", "1", db=db, check=True)
     one = [r for r, rep in reports.available().items() if not rep.compares and "traces" not in rep.params
            and not r.startswith(("aie-", "tc-"))]
     runs = [("report", r, "--trace", a) for r in one] + [

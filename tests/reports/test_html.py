@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 import pytest
 
 from conftest import FIXTURES, KINETO, run_cli, tc_op, write_tc_trace
-from test_compare import A_LAYER, B_LAYER, build
+from builders import A_LAYER, B_LAYER, build
 from tracedb import reports
 
 AIE = FIXTURES / "aie" / "mlir-aie_parse-trace_test1.json"
@@ -20,7 +20,7 @@ RUNS = {
     "ops": ("--trace", PAIR[0]),
     "compare": ("--trace", PAIR[0], "--vs", PAIR[1]),
     "alignment": ("--trace", PAIR[0], "--vs", PAIR[1]),
-    "fusion": ("--trace", "nv", "--vs", "amd"),  # a pair with planted fusions (tests/test_compare.py)
+    "fusion": ("--trace", "nv", "--vs", "amd"),  # a pair with planted fusions (tests/analysis/test_compare.py)
     "aie-iterations": ("--trace", "mlir-aie_parse-trace_test1"),
     "tc-vs-prof": ("--trace", "tc", "--vs", "kernel_details_cann8"),
 }

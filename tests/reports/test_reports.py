@@ -15,7 +15,7 @@ from tracedb import reports
 AVAILABLE = reports.available()
 ONE_TRACE = sorted(n for n, r in AVAILABLE.items() if not r.compares and "traces" not in r.params)
 REPORTS = [n for n in ONE_TRACE if AVAILABLE[n].rows_for is None]  # rows for every trace with kernels
-# two traces, --trace A --vs B (tc-vs-prof: TensorCast against an Ascend profile, tests/test_ascend.py)
+# two traces, --trace A --vs B (tc-vs-prof: TensorCast against an Ascend profile, tests/ingest/test_ascend.py)
 COMPARISONS = sorted(n for n, r in AVAILABLE.items() if r.needs_vs and not r.aliases and "forward_passes" not in r.params)
 WHY = sorted(n for n, r in AVAILABLE.items() if r.compares and not r.needs_vs)  # two traces, or one alone
 BY_NAME = {p.name.split(".")[0]: p for p in KINETO}

@@ -4,31 +4,14 @@ is known, and on real traces against TraceLens's published gpu_timeline."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 import tracedb
-from conftest import load, run_cli
-from tracedb.testing import KinetoTrace, frame_event, kernel_event, runtime_call
-
-GEMM, NORM = "nvjet_tst_128x64_64x4_1x2_h_bz_TNT", "rms_norm_kernel"
-ALL_REDUCE = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
-CORPUS = Path(os.environ.get("TRACEDB_CORPUS", Path(__file__).resolve().parents[2] / "shared" / "corpus"))
-US = 1000  # nanoseconds
-
-
-def stream(n: int) -> dict:
-    return {"pid": 0, "tid": n}
-
-
-class Built(KinetoTrace):
-    def on(self, name, launch_ts, ts, dur, where, cat="kernel", launch="cudaLaunchKernel", ext=None):
-        """A kernel (or a memcpy / memset, by cat) on a given stream, launched at launch_ts."""
-        corr = self._correlation(None)
-        self.events.append(runtime_call(launch, launch_ts, 2, corr, ext))
-        self.events.append(kernel_event(name, ts, dur, corr, ext, where=where, cat=cat))
+from builders import ALL_REDUCE, GEMM, NORM, US, Built, comms_args, stream
+from conftest import CORPUS, load, run_cli
+from tracedb.testing import frame_event, runtime_call
 
 
 def timeline_trace(path) -> Path:
@@ -110,12 +93,6 @@ def test_the_same_hole_in_every_step_is_one_finding(con, tmp_path, db_path):
     assert [(r["cause"], r["frame"], r["gaps"], r["idle_ns"], r["steps"]) for r in rows] == [
         ("host launched late", None, 2, 2 * (100_000 - 30_010) * US, "between"),
         ("host launched late", "sampler.py(7): sample", 3, 3 * 29_990 * US, "1, 2, 3")]
-
-
-def comms_args(ext, rank, group_size, **more) -> dict:
-    """record_param_comms args of an all-reduce of 1,024 bf16 elements in process group "0"."""
-    return {"External id": ext, "Collective name": "allreduce", "dtype": "BFloat16", "In msg nelems": 1024,
-            "Out msg nelems": 1024, "Group size": group_size, "Rank": rank, "Process Group Name": "0", **more}
 
 
 def collectives_trace(path, rank=0, slow_step=2, flavour="nvidia") -> Path:

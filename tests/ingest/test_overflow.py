@@ -10,7 +10,7 @@ import pytest
 
 import tracedb
 from conftest import KINETO, run_cli
-from test_timeline import ALL_REDUCE, Built, comms_args, stream
+from builders import ALL_REDUCE, Built, comms_args, stream
 
 GOOD = KINETO[3]  # h100_bert-small
 US = 1000

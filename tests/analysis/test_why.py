@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import shlex
 from pathlib import Path
 
@@ -14,10 +13,9 @@ import pytest
 
 import tracedb
 from conftest import run_cli
-from test_timeline import ALL_REDUCE, GEMM, NORM, Built, stream
+from builders import ALL_REDUCE, GEMM, NORM, Built, stream
 from tracedb.testing import frame_event, runtime_call
 
-CORPUS = Path(os.environ.get("TRACEDB_CORPUS", Path(__file__).resolve().parents[2] / "shared" / "corpus"))
 US = 1000
 FORWARD = "model/llama.py(374): forward"
 
@@ -176,11 +174,9 @@ def test_the_terminal_shows_each_finding_whole(built):
 PAIRS = [("h100_timesformer", "mi300_timesformer"), ("h100_falconsai-vit", "mi300_falconsai-vit")]
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"corpus not found at {CORPUS}")
 @pytest.mark.parametrize("a, b", PAIRS)
-def test_real_pairs_add_up_and_each_next_command_runs(tmp_path, a, b):
-    db = tmp_path / "pair.duckdb"
-    run_cli("load", CORPUS / f"{a}.json.gz", CORPUS / f"{b}.json.gz", "--jobs", "1", db=db, check=True)
+def test_real_pairs_add_up_and_each_next_command_runs(corpus_db, a, b):
+    db = corpus_db
     rows = _findings(db, "--trace", a, "--vs", b)
     with tracedb.connect(db) as con:
         span = {r["part"]: r for r in con.report("compare", trace=a, vs=b)["wall-clock"].records()}["span"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import CORPUS, FIXTURES, load, written_out_agrees
+from conftest import FIXTURES, load, read_only, written_out_agrees
 from tracedb.testing import GPU, KinetoTrace
 
 GENERIC = "ncclDevKernel_Generic_2(ncclDevKernelArgsStorage<4096ul>)"  # RCCL's one kernel for every collective
@@ -109,24 +109,20 @@ def test_a_rules_file_without_covers_still_loads(con, tmp_path):
     assert con.execute("SELECT covers FROM kernel_rules WHERE source = 'old.csv'").fetchone()[0] is None
 
 
-RESNET = CORPUS / "mi300x_resnet_ddp_train.json.gz"
-
-
-@pytest.mark.skipif(not RESNET.exists(), reason="the real corpus is not beside this checkout")
-def test_rccl_generic_kernels_of_a_real_ddp_trace(con):
+def test_rccl_generic_kernels_of_a_real_ddp_trace(corpus_db):
     # MI300X ResNet DDP training: RCCL launches every collective as ncclDevKernel_Generic. Twelve of
     # the seventeen were launched inside the trace by record_param_comms (Collective name
     # allreduce or broadcast) and ran inside a GPU-side nccl:all_reduce / nccl:broadcast
     # annotation; five ran before any launch or annotation the profiler recorded (no correlation,
     # no External id, no enclosing annotation): nothing in the trace says which collective they
     # are, and they stay Communication.
-    trace_id = load(con, RESNET).trace_id
-    rows = con.execute("""
-        SELECT o.op, o.decided_by,
-               (SELECT a.name FROM annotations a WHERE a.trace_id = k.trace_id AND a.on_gpu AND a.pid = k.pid
-                   AND a.ts_ns <= k.ts_ns AND k.ts_ns < a.ts_ns + a.dur_ns AND a.name LIKE 'nccl:%') AS gpu_annotation
-        FROM kernels k JOIN kernel_ops o USING (trace_id, kernel_id)
-        WHERE k.trace_id = ? AND k.name LIKE 'ncclDevKernel_Generic%'""", [trace_id]).fetchall()
+    with read_only(corpus_db) as con:
+        rows = con.execute("""
+            SELECT o.op, o.decided_by,
+                   (SELECT a.name FROM annotations a WHERE a.trace_id = k.trace_id AND a.on_gpu AND a.pid = k.pid
+                       AND a.ts_ns <= k.ts_ns AND k.ts_ns < a.ts_ns + a.dur_ns AND a.name LIKE 'nccl:%') AS gpu_annotation
+            FROM kernels k JOIN kernel_ops o USING (trace_id, kernel_id) JOIN traces t USING (trace_id)
+            WHERE t.name = 'mi300x_resnet_ddp_train' AND k.name LIKE 'ncclDevKernel_Generic%'""").fetchall()
     assert len(rows) == 17
     named = {"nccl:all_reduce": "All-Reduce", "nccl:broadcast": "Broadcast"}
     decided = [(op, annotation) for op, by, annotation in rows if by != "name"]
@@ -136,19 +132,22 @@ def test_rccl_generic_kernels_of_a_real_ddp_trace(con):
     assert [(op, by, a) for op, by, a in rows if by == "name"] == [("Communication", "name", None)] * 5
 
 
-# The cross-vendor pairs: one model, one input, on an NVIDIA H100 and an AMD MI300X.
-PAIRS = [(FIXTURES / "kineto" / "h100_bert-small.json.gz", FIXTURES / "kineto" / "mi300_bert-small.json.gz"),
-         (CORPUS / "h100_falconsai-vit.json.gz", CORPUS / "mi300_falconsai-vit.json.gz"),
-         (CORPUS / "h100_timesformer.json.gz", CORPUS / "mi300_timesformer.json.gz")]
+# The cross-vendor pairs: one model, one input, on an NVIDIA H100 and an AMD MI300X (the BERT pair
+# is in the examples' database, the others in the corpus's).
+PAIRS = [("examples_db", "h100_bert-small", "mi300_bert-small"),
+         ("corpus_db", "h100_falconsai-vit", "mi300_falconsai-vit"),
+         ("corpus_db", "h100_timesformer", "mi300_timesformer")]
 
 
-@pytest.mark.parametrize("a, b", PAIRS, ids=["bert-small", "falconsai-vit", "timesformer"])
-def test_one_operation_one_name_on_both_vendors(con, a, b):
-    if not (a.exists() and b.exists()):
-        pytest.skip("the real corpus is not beside this checkout")
-    ta, tb = load(con, a).trace_id, load(con, b).trace_id
-    rows = con.execute("SELECT op, a_kernels, b_kernels, a_total_ns, b_total_ns FROM compare_ops(?, ?, NULL)",
-                       [f"#{ta}", f"#{tb}"]).fetchall()
+@pytest.mark.parametrize("database, a, b", PAIRS, ids=["bert-small", "falconsai-vit", "timesformer"])
+def test_one_operation_one_name_on_both_vendors(request, database, a, b):
+    with read_only(request.getfixturevalue(database)) as con:
+        ta, tb = (con.execute("SELECT trace_id FROM traces WHERE name = ?", [n]).fetchone()[0] for n in (a, b))
+        rows = con.execute("SELECT op, a_kernels, b_kernels, a_total_ns, b_total_ns FROM compare_ops(?, ?, NULL)",
+                           [a, b]).fetchall()
+        calls = con.execute("SELECT trace_id, count(DISTINCT cpu_op_id) FROM kernel_launches "
+                            "WHERE cpu_op LIKE 'aten::%convolution' AND trace_id IN (?, ?) GROUP BY ALL ORDER BY 1",
+                            [ta, tb]).fetchall()
     a_total, b_total = sum(r[3] for r in rows), sum(r[4] for r in rows)
     # nothing runs on one side only: every operation of either side has at least 1 % of its time
     # matched by the same operation on the other (these models run the same PyTorch ops on both)
@@ -161,8 +160,6 @@ def test_one_operation_one_name_on_both_vendors(con, a, b):
     unequal = {op: (na, nb) for op, na, nb, _, _ in rows if na != nb}
     assert set(unequal) <= {"Convolution"}, unequal
     if unequal:
-        calls = con.execute("SELECT trace_id, count(DISTINCT cpu_op_id) FROM kernel_launches "
-                            "WHERE cpu_op LIKE 'aten::%convolution' GROUP BY ALL ORDER BY 1").fetchall()
         assert calls == [(ta, 1), (tb, 1)] and unequal["Convolution"] == (4, 5)
 
 

@@ -3,15 +3,12 @@ built here where the right layers are known, and on the real traces that record 
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, load
+from conftest import CORPUS, FIXTURES, load
 from tracedb.testing import KinetoTrace
 
-CORPUS = Path(os.environ.get("TRACEDB_CORPUS", Path(__file__).resolve().parents[2] / "shared" / "corpus"))
 GEMM = {"nvidia": "nvjet_tst_128x64_64x4_1x2_h_bz_TNT", "amd": "Cijk_Alik_Bljk_BBS_BH_MT64x64x64"}
 ADD = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16> >"
 HEAD = "void at::native::reduce_kernel<512, 1>"
