@@ -91,3 +91,91 @@ SELECT tr.name AS trace, d.gpu_ns, coalesce(c.modelled_ns, 0) AS modelled_ns, co
 FROM tr JOIN dev d USING (trace_id) LEFT JOIN calls c USING (trace_id) LEFT JOIN replay r USING (trace_id)
 LEFT JOIN matched m USING (trace_id)
 ORDER BY tr.trace_id;
+
+-- Section: unmodelled
+-- Where the GPU time off the roofline goes, per trace and reason, each with the time it costs and
+-- what would bring it on: calls whose shapes are missing or unread (their reason), kernels replayed
+-- from a CUDA/HIP graph with no capture trace loaded (their cpu_ops ran at capture), kernels
+-- torch.compile generated (Inductor's triton_* kernels: their work is in its cache, not the
+-- trace), and kernels of operators no formula covers (the operators taking most of that time
+-- named). The rows of a trace add up to its coverage's gpu_ns minus modelled_ns.
+-- Columns:
+--   trace      text             trace name
+--   reason     text             why this time has no FLOPs or bytes
+--   time_ns    duration  total  GPU time it costs
+--   share_pct  percent   total  share of the trace's GPU time
+--   fix        text             what to record or load to model it
+WITH tr AS (
+    SELECT trace_id, name FROM traces WHERE ($trace IS NULL OR is_trace(name, trace_id, $trace))
+), dev AS (
+    SELECT trace_id, sum(dur_ns) AS gpu_ns FROM device_activity WHERE trace_id IN (SELECT trace_id FROM tr)
+    GROUP BY trace_id
+), calls AS (
+    SELECT * FROM op_roofline_of((SELECT list(trace_id) FROM tr))
+), unshaped AS (
+    SELECT trace_id, reason, sum(gpu_ns) AS time_ns FROM calls WHERE flops IS NULL AND bytes IS NULL AND gpu_ns > 0
+    GROUP BY ALL
+), replay AS (
+    SELECT k.trace_id, sum(k.dur_ns) AS replayed_ns,
+           sum(k.dur_ns) FILTER (k.kernel_id IN (SELECT kernel_id FROM replayed_kernel_calls m
+                                                 WHERE m.trace_id = k.trace_id)) AS matched_ns
+    FROM kernels k JOIN kernel_launches l USING (trace_id, kernel_id)
+    WHERE l.graph AND k.trace_id IN (SELECT trace_id FROM tr) GROUP BY k.trace_id
+), spans AS (
+    -- the live calls' spans on their threads: a kernel launched in one is counted to it
+    SELECT o.trace_id, o.pid, o.tid, o.ts_ns, o.ts_ns + o.dur_ns AS end_ns
+    FROM calls c JOIN cpu_ops o ON o.trace_id = c.trace_id AND o.event_id = c.event_id
+), live_ops AS (
+    -- the operators issuing the kernels launched outside every modelled call, outside graphs:
+    -- those named in the fix
+    SELECT l.trace_id, l.cpu_op, sum(k.dur_ns) AS ns
+    FROM kernels k JOIN kernel_launches l USING (trace_id, kernel_id)
+    ANTI JOIN spans s ON s.trace_id = l.trace_id AND s.pid = l.pid AND s.tid = l.tid
+                     AND s.ts_ns <= l.launch_ts_ns AND l.launch_ts_ns < s.end_ns
+    WHERE NOT l.graph AND k.trace_id IN (SELECT trace_id FROM tr)
+    GROUP BY ALL
+    UNION ALL
+    -- and of graph replays, the captured operators that launched them
+    SELECT m.trace_id, c.name, sum(k.dur_ns)
+    FROM replayed_kernel_calls m JOIN kernels k USING (trace_id, kernel_id)
+    JOIN cpu_ops c ON c.trace_id = m.capture_id AND c.event_id = m.call_event_id
+    WHERE m.trace_id IN (SELECT trace_id FROM tr) AND perf_family(c.name) IS NULL
+    GROUP BY ALL
+), top_ops AS (
+    SELECT trace_id, string_agg(coalesce(cpu_op, '(no operator)'), ', ' ORDER BY ns DESC) AS ops
+    FROM (SELECT * FROM live_ops WHERE NOT coalesce(starts_with(cpu_op, 'triton_'), false)
+          QUALIFY row_number() OVER (PARTITION BY trace_id ORDER BY ns DESC) <= 4)
+    GROUP BY trace_id
+), parts AS (
+    SELECT trace_id, reason, time_ns,
+           CASE WHEN reason LIKE 'no shapes recorded%' THEN 'profile with record_shapes=True'
+                WHEN reason LIKE 'serving attention: no step annotation%'
+                    THEN 'turn on the serving framework''s detailed step annotations (their sq/sk sums)'
+                ELSE 'see the reason' END AS fix
+    FROM unshaped
+    UNION ALL
+    SELECT trace_id, 'graph replay with no capture loaded', replayed_ns - coalesce(matched_ns, 0),
+           'load the trace recorded while the graph was captured beside it (its launches give the '
+           || 'replayed kernels their operators and shapes)'
+    FROM replay WHERE replayed_ns > coalesce(matched_ns, 0)
+    UNION ALL
+    SELECT trace_id, 'Inductor-generated Triton kernels', sum(ns),
+           'what each computes is in the code torch.compile generated (its Inductor cache), not in the trace'
+    FROM live_ops WHERE starts_with(cpu_op, 'triton_') GROUP BY trace_id
+)
+SELECT tr.name AS trace, p.reason, p.time_ns, 100.0 * p.time_ns / nullif(d.gpu_ns, 0) AS share_pct, p.fix
+FROM (
+    SELECT * FROM parts
+    UNION ALL
+    -- the rest of the time off the roofline: operators no formula covers
+    SELECT d.trace_id, 'operators with no model', d.gpu_ns - coalesce(m.ns, 0) - coalesce(q.ns, 0),
+           'their work is not in the shapes tracedb reads' || coalesce(' (most time: ' || o.ops || ')', '')
+    FROM dev d
+    LEFT JOIN (SELECT trace_id, sum(gpu_ns) AS ns FROM calls WHERE flops IS NOT NULL OR bytes IS NOT NULL GROUP BY ALL) m
+           USING (trace_id)
+    LEFT JOIN (SELECT trace_id, sum(time_ns) AS ns FROM parts GROUP BY ALL) q USING (trace_id)
+    LEFT JOIN top_ops o USING (trace_id)
+) p
+JOIN tr USING (trace_id) JOIN dev d USING (trace_id)
+WHERE p.time_ns > 0
+ORDER BY tr.trace_id, p.time_ns DESC;

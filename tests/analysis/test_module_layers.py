@@ -87,6 +87,55 @@ def test_layers_and_passes_come_from_module_frames(con, tmp_path):
     assert layers == 18
 
 
+def detector_steps(path, steps=1, calls=5, once_per_step=False):
+    """ProfilerSteps each running the detector `calls` times (owl_like's model: six layers of three
+    kernels per call, a patch embedding and a head), and one kernel outside the model per step; with
+    once_per_step, one call per step."""
+    b = ModelTrace()
+
+    def model():
+        b.module("PatchEmbedBlock_0", lambda: b.launch(ADD))
+        b.module("Owlv2Encoder_0", lambda: [layer(b, f"Owlv2EncoderLayer_{i}", "nvidia") for i in range(6)])
+        b.launch(HEAD)
+
+    for step in range(steps):
+        start = b.t
+        b.launch(ADD)  # preprocessing, outside the model
+        for _ in range(1 if once_per_step else calls):
+            b.module("Owlv2ForObjectDetection_0", model)
+            b.t += 100
+        b.x("user_annotation", f"ProfilerStep#{step + 4}", start - 1, b.t - start + 2)
+        b.t += 1000
+    return b.write(path)
+
+
+@pytest.mark.parametrize("steps", [1, 2])
+def test_a_step_running_the_model_several_times_has_a_pass_per_call(con, tmp_path, steps):
+    """An object detector called five times in one ProfilerStep: five passes of six layers, not one
+    pass of thirty; over two steps, ten passes numbered in time order."""
+    trace = load(con, detector_steps(tmp_path / "five.json", steps=steps))
+    rows = facts(con, trace.trace_id)
+    per_call = 1 + 6 * 3 + 1
+    assert len(rows) == steps * (1 + 5 * per_call)
+    for step in range(steps):
+        block = rows[step * (1 + 5 * per_call):(step + 1) * (1 + 5 * per_call)]
+        assert block[0][1:3] == (None, None)  # the preprocessing kernel: in no pass
+        for call in range(5):
+            kernels = block[1 + call * per_call:1 + (call + 1) * per_call]
+            assert {r[1] for r in kernels} == {step * 5 + call}
+            assert [r[2] for r in kernels] == [None] + [n for n in range(6) for _ in range(3)] + [None]
+    layers = con.execute("SELECT forward_pass, count(DISTINCT layer) FROM kernel_layers WHERE trace_id = ? "
+                         "AND layer IS NOT NULL GROUP BY ALL ORDER BY 1", [trace.trace_id]).fetchall()
+    assert layers == [(p, 6) for p in range(5 * steps)]
+
+
+def test_a_step_running_the_model_once_keeps_its_iteration_as_its_pass(con, tmp_path):
+    trace = load(con, detector_steps(tmp_path / "once.json", steps=2, once_per_step=True))
+    passes = con.execute("SELECT DISTINCT f.forward_pass, p.iteration FROM kernel_facts f JOIN kernel_phases p "
+                         "USING (trace_id, kernel_id) WHERE trace_id = ? ORDER BY 1", [trace.trace_id]).fetchall()
+    assert passes == [(4, 4), (5, 5)]  # the steps' own numbers, every kernel of a step in its pass
+
+
 def test_nested_blocks_take_the_outermost(con, tmp_path):
     """A TransformerBlock holding an AttentionBlock and an MLPBlock (both named like layers, both
     repeating) is one layer."""

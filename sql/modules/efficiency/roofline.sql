@@ -2,6 +2,7 @@
 -- include: core.events
 -- include: core.selection
 -- include: core.types
+-- include: efficiency.sequences
 
 -- Efficiency: the work of each operator call from its recorded shapes (FLOPs and bytes moved), the
 -- device's peaks, and where each call sits on the roofline.
@@ -28,6 +29,22 @@
 --   norms, softmax, reductions, copies (native_layer_norm, _softmax, sum, mean, copy_, ...): bytes
 --     the tensor inputs read and an output as large as the largest input written (a reduction's
 --     small output is not counted, copy_'s destination is among its inputs); no FLOPs
+--   RMSNorm of the serving libraries (vLLM's _C::rms_norm and fused_add_rms_norm, AITER's rms_norm,
+--     rmsnorm, add_rmsnorm, rmsnorm2d_fwd_with_add_ck, SGLang's rmsnorm): x [..., C] the first
+--     input whose last dimension is the weight's C (the weight: the last 1-D input), n its elements;
+--     FLOPs (n / C)·(2C + 2) + 2n, plus n when it adds a residual ('add' in its name); bytes x read
+--     and written and the weight read, (2n + C)·size, plus 2n·size for the residual read and written
+--   rotary embedding (vLLM's _C::rotary_embedding, SGLang's rotary_embedding: positions, query,
+--     key, ...): FLOPs 3 per query and key element, bytes each read and written once
+--   silu_and_mul (vLLM's, SGLang's: out [..., d], input [..., 2d]): FLOPs 5 per output element
+--     (SiLU 4, the product 1), bytes the input read and the output written
+--   a KV-cache store (vLLM's reshape_and_cache[_flash], SGLang's store_cache: the new keys and
+--     values first): bytes the new keys and values read and written into the cache; no FLOPs
+--   serving attention (vLLM's unified_attention, SGLang's and AITER's paged attention: a non-aten
+--     op named for attention whose first input is the queries [tokens, H_q, d_qk]; K and V the
+--     next two inputs of three or more dimensions other than the output, [..., H_kv, d]): FLOPs
+--     and bytes from the sequence sums of the step annotation around it (step_sequence_sums,
+--     inference_attention_flops and _bytes), the annotation of the replay for a graph's kernels
 -- A call whose shapes were not recorded, or not in a form these read, gets NULL and a reason.
 
 -- True for a serving framework's GEMM op that takes its operands as aten::linear does (x [..., K],
@@ -36,7 +53,10 @@
 CREATE OR REPLACE MACRO is_linear_gemm(op) AS op IN ('vllm::rocm_unquantized_gemm', 'aiter::gemm_a16w16');
 
 -- The family of a cpu_op's computation, for its FLOPs and bytes (scalar macro): gemm, attention,
--- conv, elementwise, memory, or NULL for any other op.
+-- inference_attention, conv, norm, rope, act_mul, kv_store, elementwise, memory, or NULL for any
+-- other op. The
+-- serving libraries' fused quantising norms (rmsnorm_quant, ..._dynamicquant) write a quantised
+-- output of their own layout and stay unmodelled.
 CREATE OR REPLACE MACRO perf_family(op) AS CASE
     WHEN op IN ('aten::mm', 'aten::addmm', 'aten::bmm', 'aten::baddbmm', 'aten::matmul', 'aten::linear',
                 'aten::_scaled_mm') OR is_linear_gemm(op) THEN 'gemm'
@@ -44,11 +64,28 @@ CREATE OR REPLACE MACRO perf_family(op) AS CASE
                 'aten::_scaled_dot_product_cudnn_attention', 'aten::scaled_dot_product_attention',
                 'aten::_flash_attention_forward', 'aten::_efficient_attention_forward') THEN 'attention'
     WHEN op = 'aten::convolution' THEN 'conv'
+    -- the serving libraries' ops: in a namespace of their own (vllm::, _C::, aiter::, sgl_kernel::,
+    -- sglang_profiler::), never an Inductor kernel (triton_poi_fused__scaled_dot_product_...)
+    WHEN contains(op, '::') AND NOT starts_with(op, 'aten::') AND regexp_matches(lower(op), 'attention')
+         AND NOT regexp_matches(lower(op), 'cache|backward|bwd') THEN 'inference_attention'
+    WHEN contains(op, '::') AND NOT starts_with(op, 'aten::') AND regexp_matches(lower(op), 'rms_?norm')
+         AND NOT contains(lower(op), 'quant') THEN 'norm'
+    WHEN contains(op, '::') AND NOT starts_with(op, 'aten::') AND regexp_matches(op, '::(batched_)?rotary_embedding$') THEN 'rope'
+    WHEN contains(op, '::') AND NOT starts_with(op, 'aten::') AND regexp_matches(op, '::silu_and_mul$') THEN 'act_mul'
+    WHEN contains(op, '::') AND NOT starts_with(op, 'aten::')
+         AND regexp_matches(op, '::(reshape_and_cache(_flash)?|store_cache|store_kvcache)$') THEN 'kv_store'
     WHEN regexp_matches(op, '^aten::(add|sub|mul|div|where|gelu|silu|relu|sigmoid|tanh|exp|neg|rsqrt|sqrt|pow|clamp|maximum|minimum)_?$')
         THEN 'elementwise'
-    WHEN regexp_matches(op, '^aten::(native_layer_norm|native_group_norm|native_batch_norm|_fused_rms_norm|_softmax|_log_softmax|sum|mean|amax|amin|copy_)$')
+    WHEN regexp_matches(op, '^aten::(native_layer_norm|native_group_norm|native_batch_norm|_fused_rms_norm|_softmax|_log_softmax|sum|mean|amax|amin|argmax|argmin|cumsum|copy_)$')
         THEN 'memory'
 END;
+
+-- The operation a call computes, as two vendors' traces both name it (scalar macro): a serving
+-- library's norm, rotary embedding, activation or attention under its family's name (vLLM's
+-- _C::rms_norm and AITER's rmsnorm are both RMSNorm), any other op under its own name.
+CREATE OR REPLACE MACRO perf_op(op, family) AS CASE family
+    WHEN 'norm' THEN 'RMSNorm' WHEN 'rope' THEN 'rotary embedding' WHEN 'act_mul' THEN 'silu_and_mul'
+    WHEN 'inference_attention' THEN 'serving attention' WHEN 'kv_store' THEN 'KV-cache store' ELSE op END;
 
 -- The data type class of an Input type for the peak table (scalar macro): fp32, bf16, fp16, fp8,
 -- or NULL for another type.
@@ -79,7 +116,7 @@ WITH r AS (
 ), attention AS (
     -- attention: the outermost attention op (aten::scaled_dot_product_attention rather than the
     -- backend it chose, so that two vendors' calls pair by name)
-    SELECT * FROM r WHERE family = 'attention'
+    SELECT * FROM r WHERE family IN ('attention', 'inference_attention')
     QUALIFY coalesce(max(end_ns) OVER (PARTITION BY trace_id, pid, tid ORDER BY ts_ns, end_ns DESC, event_id
                                        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), ts_ns) <= ts_ns
 ), compute AS (
@@ -89,15 +126,23 @@ WITH r AS (
                          AND a.ts_ns <= g.ts_ns AND g.end_ns <= a.end_ns
     QUALIFY coalesce(lead(g.ts_ns) OVER (PARTITION BY g.trace_id, g.pid, g.tid ORDER BY g.ts_ns, g.end_ns DESC, g.event_id)
                      >= g.end_ns, true)
+), fused AS (
+    -- the serving libraries' norms and rotary embeddings outside attention, the outermost (the
+    -- copies and adds they run inside are theirs)
+    SELECT f.* FROM (SELECT * FROM r WHERE family IN ('norm', 'rope', 'act_mul', 'kv_store')) f
+    ANTI JOIN attention a ON a.trace_id = f.trace_id AND a.pid = f.pid AND a.tid = f.tid
+                         AND a.ts_ns <= f.ts_ns AND f.end_ns <= a.end_ns
+    QUALIFY coalesce(max(f.end_ns) OVER (PARTITION BY f.trace_id, f.pid, f.tid ORDER BY f.ts_ns, f.end_ns DESC, f.event_id
+                                         ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), f.ts_ns) <= f.ts_ns
 ), light AS (
-    -- the memory-bound ops outside every GEMM, attention and convolution (a convolution's bias add
-    -- is part of the convolution), the innermost
-    SELECT l.* FROM (SELECT * FROM r WHERE family NOT IN ('gemm', 'attention', 'conv')) l
-    ANTI JOIN (SELECT * FROM r WHERE family IN ('gemm', 'attention', 'conv')) c
+    -- the memory-bound ops outside every GEMM, attention, convolution, norm and rotary embedding
+    -- (a convolution's bias add is part of the convolution), the innermost
+    SELECT l.* FROM (SELECT * FROM r WHERE family IN ('elementwise', 'memory')) l
+    ANTI JOIN (SELECT * FROM r WHERE family NOT IN ('elementwise', 'memory')) c
          ON c.trace_id = l.trace_id AND c.pid = l.pid AND c.tid = l.tid AND c.ts_ns <= l.ts_ns AND l.end_ns <= c.end_ns
     QUALIFY coalesce(lead(l.ts_ns) OVER (PARTITION BY l.trace_id, l.pid, l.tid ORDER BY l.ts_ns, l.end_ns DESC, l.event_id) >= l.end_ns, true)
 ), calls AS (
-    SELECT * FROM attention UNION ALL SELECT * FROM compute UNION ALL SELECT * FROM light
+    SELECT * FROM attention UNION ALL SELECT * FROM compute UNION ALL SELECT * FROM fused UNION ALL SELECT * FROM light
 ), activity AS (
     SELECT d.trace_id, d.dur_ns, r.pid, r.tid, r.ts_ns AS launch_ns
     FROM (SELECT trace_id, correlation, dur_ns FROM kernels
@@ -148,6 +193,53 @@ WITH r AS (
                WHEN 'aten::_efficient_attention_forward' THEN CASE WHEN concrete[10] NOT IN ('', '0') THEN 'true' END
                ELSE concrete[7] END) = 'true' AS causal
     FROM calls WHERE family = 'attention'
+), serving AS (
+    -- serving attention: the queries [tokens, H_q, d_qk]; K and V the next inputs of three or
+    -- more dimensions that are not shaped as the queries (the output is)
+    SELECT *, dims[1] AS q, list_filter(dims[2:], lambda d: len(d) >= 3 AND d <> dims[1]) AS kv
+    FROM calls WHERE family = 'inference_attention'
+), serving_heads AS (
+    SELECT c.trace_id, c.event_id, c.types[1] AS dtype,
+           CASE WHEN len(c.q) = 3 AND len(c.kv) >= 2 THEN
+               {'h_q': c.q[2], 'h_kv': c.kv[1][-2], 'd_qk': c.q[3], 'd_v': c.kv[2][-1]} END AS heads
+    FROM serving c
+), serving_work AS (
+    -- with the sums of the step annotation around the call (a live call: a graph's replays take
+    -- theirs in op_roofline_of)
+    SELECT h.trace_id, h.event_id, h.dtype, h.heads,
+           h.heads.h_q || '×' || h.heads.d_qk || ' q, ' || h.heads.h_kv || '×' || h.heads.d_v || ' kv' AS shape,
+           inference_attention_flops(h.heads.h_q, h.heads.d_qk, h.heads.d_v, s.c_sqsk, s.c_sqsq, s.g_sqsk) AS flops,
+           inference_attention_bytes(h.heads.h_q, h.heads.h_kv, h.heads.d_qk, h.heads.d_v, s.c_sq, s.c_sk, s.g_sq, s.g_sk,
+                                     dtype_bytes(h.dtype)) AS bytes,
+           CASE WHEN h.heads IS NULL THEN 'serving attention: queries or KV not in a form read here'
+                WHEN s.event_id IS NULL THEN 'serving attention: no step annotation with its sequence lengths '
+                     || '(vLLM, SGLang: the detailed roofline step annotations)' END AS why
+    FROM serving_heads h JOIN serving c USING (trace_id, event_id)
+    LEFT JOIN step_sequence_sums s ON s.trace_id = c.trace_id AND s.ts_ns <= c.ts_ns AND c.ts_ns < s.end_ns
+    QUALIFY row_number() OVER (PARTITION BY h.trace_id, h.event_id ORDER BY s.ts_ns DESC NULLS LAST) = 1
+), rms AS (
+    -- the weight: the last 1-D input; x: the first input whose last dimension is the weight's
+    SELECT *, list_filter(dims, lambda d: len(d) = 1)[-1][1] AS channels FROM calls WHERE family = 'norm'
+), rms_work AS (
+    SELECT r.trace_id, r.event_id, x.t AS dtype, array_to_string(x.d, '×') AS shape, r.channels,
+           numel(x.d) AS n, contains(lower(r.cpu_op), 'add') AS residual
+    FROM rms r, LATERAL (
+        SELECT p[1] AS d, p[2] AS t FROM unnest(list_zip(r.dims, r.types)) AS u(p)
+        WHERE len(p[1]) >= 2 AND p[1][-1] = r.channels LIMIT 1) x
+), rope AS (
+    -- rotary_embedding(positions, query, key, ...): the query and the key
+    SELECT trace_id, event_id, types[2] AS dtype, array_to_string(dims[2], '×') || ', ' || array_to_string(dims[3], '×') AS shape,
+           numel(dims[2]) + coalesce(numel(dims[3]), 0) AS n
+    FROM calls WHERE family = 'rope' AND len(dims) >= 3 AND len(dims[2]) >= 2
+), act_mul AS (
+    -- out [..., d] and input [..., 2d], in either order: the output the smaller
+    SELECT trace_id, event_id, types[1] AS dtype, array_to_string(dims[1], '×') || ', ' || array_to_string(dims[2], '×') AS shape,
+           least(numel(dims[1]), numel(dims[2])) AS n_out, greatest(numel(dims[1]), numel(dims[2])) AS n_in
+    FROM calls WHERE family = 'act_mul' AND len(dims) >= 2
+), kv_store AS (
+    SELECT trace_id, event_id, types[1] AS dtype, array_to_string(dims[1], '×') || ', ' || array_to_string(dims[2], '×') AS shape,
+           numel(dims[1]) + numel(dims[2]) AS n
+    FROM calls WHERE family = 'kv_store' AND len(dims) >= 2
 ), attn_dims AS (
     SELECT *, dims[1][1] AS b,
            CASE WHEN bnhd THEN dims[1][3] ELSE dims[1][2] END AS h,
@@ -192,7 +284,7 @@ WITH r AS (
 ), simple_work AS (
     SELECT trace_id, event_id, family, types[1] AS dtype,
            -- a reduction writes little, copy_ counts its destination among its inputs
-           regexp_matches(cpu_op, '^aten::(sum|mean|amax|amin|copy_)$') AS no_output,
+           regexp_matches(cpu_op, '^aten::(sum|mean|amax|amin|argmax|argmin|copy_)$') AS no_output,
            list_sum(list_transform(tensors, lambda p: numel(p[1]) * dtype_bytes(p[2]))) AS in_bytes,
            list_max(list_transform(tensors, lambda p: numel(p[1]))) AS out_numel,
            array_to_string(list_transform(tensors, lambda p: array_to_string(p[1], '×')), ', ') AS shape
@@ -213,6 +305,19 @@ WITH r AS (
     SELECT trace_id, event_id, dtype, shape, CASE WHEN family = 'elementwise' THEN out_numel END,
            in_bytes + CASE WHEN no_output THEN 0 ELSE out_numel * dtype_bytes(dtype) END,
            NULL FROM simple_work
+    UNION ALL
+    SELECT trace_id, event_id, dtype, shape, flops, bytes, why FROM serving_work
+    UNION ALL
+    SELECT trace_id, event_id, dtype, shape || CASE WHEN residual THEN ' +residual' ELSE '' END,
+           n / channels * (2::DOUBLE * channels + 2) + 2 * n + CASE WHEN residual THEN n ELSE 0 END,
+           (2 * n + channels + CASE WHEN residual THEN 2 * n ELSE 0 END) * dtype_bytes(dtype), NULL
+    FROM rms_work
+    UNION ALL
+    SELECT trace_id, event_id, dtype, shape, 3 * n, 2 * n * dtype_bytes(dtype), NULL FROM rope
+    UNION ALL
+    SELECT trace_id, event_id, dtype, shape, 5 * n_out, (n_in + n_out) * dtype_bytes(dtype), NULL FROM act_mul
+    UNION ALL
+    SELECT trace_id, event_id, dtype, shape, NULL, 2 * n * dtype_bytes(dtype), NULL FROM kv_store
 )
 SELECT c.trace_id, c.event_id, c.cpu_op, c.family, w.shape, w.dtype,
        TRY_CAST(w.flops AS BIGINT) AS flops, TRY_CAST(w.bytes AS BIGINT) AS bytes,
@@ -222,26 +327,31 @@ SELECT c.trace_id, c.event_id, c.cpu_op, c.family, w.shape, w.dtype,
             WHEN w.flops IS NULL AND w.bytes IS NULL THEN coalesce(w.why, 'shapes do not say this call''s work')
             WHEN w.bytes IS NULL THEN 'element size of ' || coalesce(w.dtype, 'its type') || ' unknown'
             WHEN w.flops IS NULL AND c.family IN ('gemm', 'attention', 'conv') THEN coalesce(w.why, 'shapes do not say its FLOPs') END AS reason,
-       coalesce(t.kernels, 0) AS kernels, coalesce(t.gpu_ns, 0) AS gpu_ns
+       coalesce(t.kernels, 0) AS kernels, coalesce(t.gpu_ns, 0) AS gpu_ns, h.heads
 FROM calls c
 LEFT JOIN work w USING (trace_id, event_id)
-LEFT JOIN timed t USING (trace_id, event_id);
+LEFT JOIN timed t USING (trace_id, event_id)
+LEFT JOIN serving_heads h USING (trace_id, event_id);
 
 -- One operator call's work from its shapes (the header above says which formula applies).
 -- Columns:
 --   trace_id   trace of the call
 --   event_id   the cpu_op's event in cpu_ops
 --   cpu_op     operator name
---   family     gemm, attention, conv, elementwise or memory (perf_family)
+--   family     gemm, attention, inference_attention, conv, norm, rope, act_mul, kv_store,
+--              elementwise or memory (perf_family)
 --   shape      the shape that decides its work: GEMM 'M×N×K' (with 'B× ' batches and '+bias'),
---              attention 'B×H×N_q×N_kv×d' (with ' causal'), convolution 'input * weight /stride',
---              others the input dims
+--              attention 'B×H×N_q×N_kv×d' (with ' causal'), serving attention 'H_q×d_qk q,
+--              H_kv×d_v kv', convolution 'input * weight /stride', a norm its input (with
+--              ' +residual'), others the input dims
 --   dtype      data type of its first input (Input type)
 --   flops      floating-point operations of one call (NULL when the shapes do not say, or 2^63 and more)
 --   bytes      bytes moved by one call (NULL when the shapes do not say, or 2^63 and more)
 --   reason     why flops or bytes are NULL, else NULL
 --   kernels    kernels, memcpys and memsets it launched
 --   gpu_ns     their durations summed
+--   heads      serving attention: {h_q, h_kv, d_qk, d_v} (its work is the step's: a replay of a
+--              captured call takes the sums of the replay's step); NULL for other families
 CREATE OR REPLACE VIEW op_work AS SELECT * FROM op_work_of(NULL);
 
 -- Kernels replayed from a CUDA/HIP graph carry no shapes: their cpu_ops ran when the graph was
@@ -320,13 +430,14 @@ QUALIFY row_number() OVER (PARTITION BY t.trace_id ORDER BY p.rank NULLS LAST) =
 CREATE OR REPLACE MACRO op_roofline_of(want_ids) AS TABLE
 WITH matched AS MATERIALIZED (
     SELECT * FROM replayed_kernel_calls WHERE want_ids IS NULL OR list_contains(want_ids, trace_id)
-), replayed AS (
+), replayed_calls AS (
     -- a replay's kernels, counted to the captured calls (replayed_kernel_calls) with their shapes:
     -- one call per captured call and replay of the graph
     SELECT m.trace_id, o.event_id, o.cpu_op, o.family, o.shape, o.dtype, o.flops, o.bytes,
-           o.reason, count(*) AS kernels, sum(k.dur_ns) AS gpu_ns
+           o.reason, count(*) AS kernels, sum(k.dur_ns) AS gpu_ns, o.heads, min(l.launch_ts_ns) AS launch_ns
     FROM matched m
     JOIN kernels k ON k.trace_id = m.trace_id AND k.kernel_id = m.kernel_id
+    JOIN kernel_launches l ON l.trace_id = m.trace_id AND l.kernel_id = m.kernel_id
     -- the captured call is the modelled op whose span on its thread holds the op that launched
     -- the kernel (aten::convolution around aten::cudnn_convolution, the attention op around its
     -- backend's), as a live call's kernels are counted
@@ -335,7 +446,27 @@ WITH matched AS MATERIALIZED (
                        AND called.ts_ns <= launcher.ts_ns AND launcher.ts_ns <= called.ts_ns + called.dur_ns
     JOIN op_work_of((SELECT coalesce(list(DISTINCT capture_id), []) FROM matched)) o
       ON o.trace_id = m.capture_id AND o.event_id = called.event_id
-    GROUP BY m.trace_id, m.launch_id, o.event_id, o.cpu_op, o.family, o.shape, o.dtype, o.flops, o.bytes, o.reason
+    GROUP BY m.trace_id, m.launch_id, o.event_id, o.cpu_op, o.family, o.shape, o.dtype, o.flops, o.bytes, o.reason,
+             o.heads
+), replayed AS (
+    -- serving attention replayed: the work of the sequences of the replay's step (the annotation
+    -- around the graph's launch), not of the capture's
+    SELECT r.trace_id, r.event_id, r.cpu_op, r.family, r.shape, r.dtype,
+           CASE WHEN r.family = 'inference_attention' THEN TRY_CAST(
+               inference_attention_flops(r.heads.h_q, r.heads.d_qk, r.heads.d_v, s.c_sqsk, s.c_sqsq, s.g_sqsk) AS BIGINT)
+               ELSE r.flops END AS flops,
+           CASE WHEN r.family = 'inference_attention' THEN TRY_CAST(
+               inference_attention_bytes(r.heads.h_q, r.heads.h_kv, r.heads.d_qk, r.heads.d_v, s.c_sq, s.c_sk, s.g_sq,
+                                         s.g_sk, dtype_bytes(r.dtype)) AS BIGINT)
+               ELSE r.bytes END AS bytes,
+           CASE WHEN r.family <> 'inference_attention' THEN r.reason
+                WHEN r.heads IS NULL THEN 'serving attention: queries or KV not in a form read here'
+                WHEN s.event_id IS NULL THEN 'serving attention: no step annotation with its sequence lengths '
+                     || '(vLLM, SGLang: the detailed roofline step annotations)' END AS reason,
+           r.kernels, r.gpu_ns, r.heads
+    FROM replayed_calls r
+    LEFT JOIN step_sequence_sums s ON s.trace_id = r.trace_id AND s.ts_ns <= r.launch_ns AND r.launch_ns < s.end_ns
+    QUALIFY row_number() OVER (PARTITION BY r.trace_id, r.event_id, r.launch_ns ORDER BY s.ts_ns DESC NULLS LAST) = 1
 ), calls AS (
     SELECT * FROM op_work_of(want_ids) UNION ALL SELECT * FROM replayed
 ), w AS (
@@ -436,11 +567,13 @@ SELECT trace_id, trace, cpu_op, family, shape, dtype, calls, total_ns, flops, by
 FROM r;
 
 -- The same (cpu_op, shape, dtype) on two traces side by side, each on its own device's roofline
--- (table macro): the cross-vendor efficiency comparison.
+-- (table macro): the cross-vendor efficiency comparison. The serving libraries' norms, rotary
+-- embeddings, activations and attention pair by their operation (perf_op) and shape, whatever
+-- each vendor's library calls them.
 -- Parameters: trace_a, trace_b: trace names or ids.
 -- Columns:
---   cpu_op       operator name
---   family       gemm, attention, conv, elementwise or memory
+--   cpu_op       operator name (the operation, perf_op, when the two name it differently)
+--   family       gemm, attention, inference_attention, conv, norm, rope, act_mul, elementwise or memory
 --   shape        the shape compared
 --   dtype        its data type
 --   a_calls      calls in A
@@ -458,7 +591,8 @@ FROM r;
 --   at_stake_ns  a_total_ns - b_total_ns
 CREATE OR REPLACE MACRO efficiency_pairs(trace_a, trace_b) AS TABLE
 WITH a AS (SELECT * FROM roofline_shapes(trace_a)), b AS (SELECT * FROM roofline_shapes(trace_b))
-SELECT coalesce(a.cpu_op, b.cpu_op) AS cpu_op, coalesce(a.family, b.family) AS family,
+SELECT CASE WHEN a.cpu_op <> b.cpu_op THEN perf_op(a.cpu_op, a.family) ELSE coalesce(a.cpu_op, b.cpu_op) END AS cpu_op,
+       coalesce(a.family, b.family) AS family,
        coalesce(a.shape, b.shape) AS shape, coalesce(a.dtype, b.dtype) AS dtype,
        coalesce(a.calls, 0) AS a_calls, coalesce(b.calls, 0) AS b_calls,
        coalesce(a.total_ns, 0) AS a_total_ns, coalesce(b.total_ns, 0) AS b_total_ns,
@@ -467,4 +601,5 @@ SELECT coalesce(a.cpu_op, b.cpu_op) AS cpu_op, coalesce(a.family, b.family) AS f
        (a.total_ns / a.calls) / nullif(b.total_ns / b.calls, 0) AS ratio,
        CASE WHEN a.peak_pct < b.peak_pct THEN 'A' WHEN b.peak_pct < a.peak_pct THEN 'B' END AS further,
        coalesce(a.total_ns, 0) - coalesce(b.total_ns, 0) AS at_stake_ns
-FROM a FULL JOIN b ON a.cpu_op = b.cpu_op AND a.shape IS NOT DISTINCT FROM b.shape AND a.dtype IS NOT DISTINCT FROM b.dtype;
+FROM a FULL JOIN b ON perf_op(a.cpu_op, a.family) = perf_op(b.cpu_op, b.family) AND a.shape IS NOT DISTINCT FROM b.shape
+                    AND a.dtype IS NOT DISTINCT FROM b.dtype;

@@ -5,9 +5,14 @@
 -- Layers of one trace: each forward pass split into the model's layers.
 --
 -- A forward pass is a kernel's iteration (kernel_phases: a phase step, else a ProfilerStep, else
--- a step found from the model's frames). A trace without steps has one pass per call of the
--- model's outermost module where such calls launch most of its kernels (nn.Module:
--- Owlv2ForObjectDetection_0, called five times: five passes), else the whole trace is one pass.
+-- a step found from the model's frames), unless the step runs the model several times: a step in
+-- which two or more calls of the outermost module launch most of its kernels (an object detector
+-- called five times in one ProfilerStep, a diffusion transformer once per denoising step) has one
+-- pass per call; the passes of such a trace are then numbered 0, 1, ... in time order over its
+-- steps. A trace without steps has one pass per call of the model's outermost module where such
+-- calls launch most of its kernels (nn.Module: Owlv2ForObjectDetection_0, called five times: five
+-- passes), else the whole trace is one pass. Kernels of a pass-per-call step launched outside
+-- every call belong to no pass.
 --
 -- Module rule, first: a trace recorded with module frames (with_modules) names its layers. The
 -- layer modules are the classes named like a layer (ending in Layer or Block: BertLayer,
@@ -126,9 +131,11 @@ GROUP BY t.trace_id;
 -- Columns:
 --   trace_id      trace
 --   kernel_id     row of kernels
---   forward_pass  iteration of the kernel; for a trace without steps, the order (0, 1, ...) of the
---                 outermost module call that launched it (NULL outside every call) where such calls
---                 launch most of the trace's kernels, else 0; NULL outside
+--   forward_pass  iteration of the kernel; in a trace with steps that run the model several times,
+--                 the order (0, 1, ...) of its pass (a call of the outermost module, or a step);
+--                 for a trace without steps, the order (0, 1, ...) of the outermost module call
+--                 that launched it (NULL outside every call) where such calls launch most of the
+--                 trace's kernels, else 0; NULL outside
 --   seq           1, 2, ... in start order within the pass
 --   op            operation family
 --   is_marker     true for a layer-marker kernel
@@ -164,11 +171,23 @@ WITH stepped AS (
     -- stray top-level module (a sampler called outside the model) does not make a trace's passes
     SELECT l.trace_id FROM launched l LEFT JOIN in_top t USING (trace_id, kernel_id)
     GROUP BY l.trace_id HAVING 2 * count(t.top_call) > count(*)
-), passes AS (
+), step_calls AS (
+    -- steps in which two or more calls of the outermost module launch most of the kernels: a
+    -- pass per call
+    SELECT p.trace_id, p.iteration
+    FROM kernel_phases p JOIN stepped USING (trace_id) LEFT JOIN in_top it USING (trace_id, kernel_id)
+    WHERE p.iteration IS NOT NULL AND _in_scope(p.trace_id)
+    GROUP BY ALL HAVING count(DISTINCT it.top_call) >= 2 AND 2 * count(it.top_call) > count(*)
+), keyed AS (
     SELECT k.trace_id, k.kernel_id, k.correlation, k.name, k.ts_ns, o.op,
            CASE WHEN a.trace_id IS NOT NULL THEN p.iteration
                 WHEN m.trace_id IS NOT NULL THEN it.top_call
                 ELSE 0 END AS forward_pass,
+           -- in a trace with pass-per-call steps: (step, call) for such a step's kernels in a call,
+           -- (step, -1) for another step's, NULL outside
+           CASE WHEN sc.iteration IS NOT NULL AND it.top_call IS NOT NULL THEN [p.iteration, it.top_call]
+                WHEN sc.iteration IS NULL AND p.iteration IS NOT NULL THEN [p.iteration, -1] END AS call_key,
+           bool_or(sc.iteration IS NOT NULL) OVER (PARTITION BY k.trace_id) AS per_call,
            o.op IN ('Attention', 'SSM') AS is_marker,
            il.layer_call, il.layer_ts_ns, il.layer_module
     FROM kernels k
@@ -178,7 +197,14 @@ WITH stepped AS (
     LEFT JOIN moduled m USING (trace_id)
     LEFT JOIN in_top it USING (trace_id, kernel_id)
     LEFT JOIN in_layer il USING (trace_id, kernel_id)
+    LEFT JOIN step_calls sc ON sc.trace_id = k.trace_id AND sc.iteration = p.iteration
     WHERE _in_scope(k.trace_id)
+), passes AS (
+    SELECT * REPLACE (
+           CASE WHEN NOT per_call THEN forward_pass
+                WHEN call_key IS NOT NULL THEN dense_rank() OVER (PARTITION BY trace_id, call_key IS NULL ORDER BY call_key) - 1
+           END AS forward_pass)
+    FROM keyed
 ), seqd AS (
     SELECT *, row_number() OVER (PARTITION BY trace_id, forward_pass ORDER BY ts_ns, kernel_id) AS seq
     FROM passes
@@ -197,7 +223,8 @@ WHERE forward_pass IS NOT NULL;
 -- Columns:
 --   trace_id      trace the kernel belongs to
 --   kernel_id     row of kernels
---   forward_pass  the forward pass (kernel_phases.iteration; without steps, the outermost module call, else 0)
+--   forward_pass  the forward pass (kernel_phases.iteration, or a call of the outermost module in a step
+--                 that runs it several times; without steps, the outermost module call, else 0)
 --   layer         0-based layer within the pass; NULL before the first layer and after the last
 --   position      0-based place of the kernel within its layer (NULL when layer is NULL)
 --   layer_source  the rule that gave the layer: module, marker or correlation (NULL outside layers)
@@ -304,7 +331,8 @@ WHERE _in_scope(k.trace_id);
 -- Columns:
 --   trace_id      trace the kernel belongs to
 --   kernel_id     row of kernels
---   forward_pass  the forward pass (kernel_phases.iteration; without steps, the outermost module call, else 0)
+--   forward_pass  the forward pass (kernel_phases.iteration, or a call of the outermost module in a step
+--                 that runs it several times; without steps, the outermost module call, else 0)
 --   layer         0-based layer within the pass; NULL before the first layer and after the last
 --   position      0-based place of the kernel within its layer (NULL when layer is NULL)
 --   layer_source  the rule that gave the layer: module (the model's layer module frames), marker

@@ -1,0 +1,146 @@
+"""Efficiency of serving models: the serving libraries' RMSNorm, rotary embedding, silu_and_mul,
+KV-cache store and paged / unified attention (sizes from the step annotation's sequence sums), on
+traces built here where every number is known, and on the real vLLM and SGLang decode traces
+(replay beside capture) against the FLOPs, bytes and kernel time TraceLens publishes for them
+(tests/serving_reference.csv, each row with its source sheet)."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+import tracedb
+from conftest import CORPUS, FIXTURES, TESTS, database_of, load
+from tracedb.testing import KinetoTrace
+
+BF16 = "c10::BFloat16"
+
+
+def serving_trace(path, flavour="amd", norm="aiter::rmsnorm", annotation=None):
+    """One decode step of a serving model, each op a cpu_op with its shapes and one kernel (4 µs)."""
+    b = KinetoTrace(flavour)
+    ops = [
+        (norm, [[32, 4096], [32, 4096], [4096], []], [BF16, BF16, BF16, "Scalar"]),
+        ("aiter::add_rmsnorm", [[32, 4096], [32, 4096], [32, 4096], [32, 4096], [4096], []], [BF16] * 5 + ["Scalar"]),
+        ("sgl_kernel::rotary_embedding", [[32], [32, 4096], [32, 1024], [], [41216, 128], []],
+         ["long int", BF16, BF16, "Scalar", BF16, "Scalar"]),
+        ("sglang::store_cache", [[32, 1024], [32, 1024], [835874, 1024], [835874, 1024], [32], [], []],
+         [BF16] * 4 + ["long int", "Scalar", "Scalar"]),
+        ("vllm::unified_attention_with_output", [[32, 64, 64], [32, 8, 64], [32, 8, 64], [32, 64, 64], [], [], [], [0]],
+         [BF16] * 4 + ["", "", "", BF16]),
+        ("sgl_kernel::silu_and_mul", [[32, 12288], [32, 24576]], [BF16, BF16]),
+        # torch.compile's kernel, named for what it fused: not a serving attention
+        ("triton_poi_fused__scaled_dot_product_flash_attention_cat_0", [[2, 38, 64], [2, 38, 64]], [BF16, BF16]),
+    ]
+    for ext, (name, dims, types) in enumerate(ops, start=1):
+        b.x("cpu_op", name, ext * 100, 50, **{"External id": ext, "Input Dims": dims, "Input type": types})
+        b.kernel(f"kernel_{ext}", ext * 100 + 5, 10_000 + ext * 100, dur=4, ext=ext)
+    step = annotation or "execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32sqsk55086)"
+    b.x("user_annotation", step, 50, 1000)
+    return b.write(path)
+
+
+def work(con, trace_id) -> dict[str, tuple]:
+    return {r[0]: r[1:] for r in con.execute(
+        "SELECT cpu_op, family, shape, flops, bytes, reason FROM op_work WHERE trace_id = ? ORDER BY event_id",
+        [trace_id]).fetchall()}
+
+
+def test_serving_ops_by_tracelens_formulas(con, tmp_path):
+    got = work(con, load(con, serving_trace(tmp_path / "serving.json")).trace_id)
+    n = 32 * 4096
+    # RMSNorm: (n / C)(2C + 2) + 2n FLOPs; x read and written, the weight read; + n and 2n reads/writes with a residual
+    assert got["aiter::rmsnorm"] == ("norm", "32×4096", 32 * (2 * 4096 + 2) + 2 * n, (2 * n + 4096) * 2, None)
+    assert got["aiter::add_rmsnorm"] == ("norm", "32×4096 +residual", 32 * (2 * 4096 + 2) + 3 * n,
+                                         (4 * n + 4096) * 2, None)
+    q_k = 32 * 4096 + 32 * 1024
+    assert got["sgl_kernel::rotary_embedding"][2:] == (3 * q_k, 2 * q_k * 2, None)
+    assert got["sglang::store_cache"][2:] == (None, 2 * (2 * 32 * 1024) * 2, None)
+    assert got["sgl_kernel::silu_and_mul"][2:] == (5 * 32 * 12288, (32 * 12288 + 32 * 24576) * 2, None)
+    # decode of 32 requests holding 55,086 KV tokens: 64 query heads, 8 KV heads, d = 64
+    assert got["vllm::unified_attention_with_output"] == (
+        "inference_attention", "64×64 q, 8×64 kv", 64 * (64 + 64) * 2 * 55086,
+        (32 * 64 + 55086 * 8) * (64 + 64) * 2, None)
+    assert "triton_poi_fused__scaled_dot_product_flash_attention_cat_0" not in got  # an op of no family
+
+
+@pytest.mark.parametrize("annotation, sums", [
+    ("execute_6147_context_2(sq6144sk7144sqsq20971520sqsk23019520)_generation_3(sq3sk6144sqsq3sqsk6144)",
+     (6144, 7144, 20971520, 23019520, 3, 6144, 3, 6144)),
+    ("step[MIXED bs=2 c=1 g=1 c_sq=5 c_sk=8 c_sqsq=25 c_sqsk=40 g_sq=1 g_sk=12 g_sqsq=1 g_sqsk=12]",
+     (5, 8, 25, 40, 1, 12, 1, 12)),
+    ("step[DECODE bs=2 g_sqsq=2 g_sqsk=30 g_sk=30]", (0, 0, 0, 0, 2, 30, 2, 30)),
+    ("step[EXTEND bs=2 toks=12 c_sqsq=80 c_sqsk=120 c_sk=20]", (12, 20, 80, 120, 0, 0, 0, 0)),
+    ("decode[bs=32 tok=128 d=32 spec=3 sqsq=512 sqsk=262144 sk=65536]", (0, 0, 0, 0, 128, 65536, 512, 262144)),
+    ("prefill[bs=2 tok=14721 ctx=[7803, 6918] sqsq=108745533 sqsk=108745533 sk=14721]",
+     (14721, 14721, 108745533, 108745533, 0, 0, 0, 0)),
+])
+def test_step_annotations_give_their_sequence_sums(con, tmp_path, annotation, sums):
+    """vLLM's, SGLang's and ATOM's detailed step annotations, as their documentation writes them;
+    the context part of a mixed step is causal within its new tokens."""
+    trace = load(con, serving_trace(tmp_path / "step.json", annotation=annotation))
+    got = con.execute("SELECT c_sq, c_sk, c_sqsq, c_sqsk, g_sq, g_sk, g_sqsq, g_sqsk FROM step_sequence_sums "
+                      "WHERE trace_id = ?", [trace.trace_id]).fetchall()
+    assert got == [sums]
+    c_sq, c_sk, c_sqsq, c_sqsk, g_sq, g_sk, g_sqsq, g_sqsk = sums
+    flops, nbytes = work(con, trace.trace_id)["vllm::unified_attention_with_output"][2:4]
+    assert flops == 64 * (64 + 64) * (2 * (c_sqsk + g_sqsk) - c_sqsq)
+    assert nbytes == ((c_sq + g_sq) * 64 + (c_sk + g_sk) * 8) * (64 + 64) * 2
+
+
+def test_attention_without_sequence_sums_says_what_to_record(con, tmp_path):
+    trace = load(con, serving_trace(tmp_path / "native.json", annotation="execute_context_0(0)_generation_32(32)"))
+    row = work(con, trace.trace_id)["vllm::unified_attention_with_output"]
+    assert row[2:4] == (None, None) and "no step annotation with its sequence lengths" in row[4]
+
+
+def test_efficiency_pairs_one_norm_of_two_libraries(tmp_path):
+    """vLLM's _C::rms_norm on an H100 and AITER's rmsnorm on an MI300X, same shape: one row, each
+    side's share of its own peak."""
+    db = tmp_path / "pair.duckdb"
+    with tracedb.connect(db, read_only=False) as c:
+        c.load(serving_trace(tmp_path / "nv.json", "nvidia", norm="_C::rms_norm"), name="nv")
+        c.load(serving_trace(tmp_path / "amd.json", "amd"), name="amd")
+    with tracedb.connect(db) as c:
+        rows = {(r["cpu_op"], r["shape"]): r for r in c.report("efficiency", trace="nv", vs="amd").main.records()}
+    norm = rows[("RMSNorm", "32×4096")]
+    assert norm["a_calls"] == norm["b_calls"] == 1 and norm["a_peak_pct"] > 0 and norm["b_peak_pct"] > 0
+    assert ("serving attention", "64×64 q, 8×64 kv") not in rows  # the same op name on both: its own name
+    assert ("vllm::unified_attention_with_output", "64×64 q, 8×64 kv") in rows
+
+
+PAIRS = {"mi300x_sglang_qwen3-8b_decode": "mi300x_sglang_decode_graph_capture",
+         "mi300_vllm_decode_hipgraph": "mi300_vllm_decode_graph_capture"}
+
+
+@pytest.fixture(scope="module")
+def decode(tmp_path_factory):
+    captures = [CORPUS / f"{c}.json.gz" for c in PAIRS.values()]
+    if not all(p.is_file() for p in captures):
+        pytest.skip("the corpus is not here")
+    return database_of(tmp_path_factory, "decode", captures + [FIXTURES / "kineto" / f"{r}.json.gz" for r in PAIRS])
+
+
+def reference() -> list[dict]:
+    with open(TESTS / "serving_reference.csv", newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.mark.parametrize("trace", sorted(PAIRS))
+def test_real_decode_replays_agree_with_tracelens(decode, trace):
+    """Each serving op TraceLens models on these replays (their shapes from the capture, their
+    sequence lengths from the replay's step): the same FLOPs and bytes per call and the same kernel
+    time; and the roofline covers nearly all the SGLang step (GEMMs, attention, norms, rotary,
+    activation, cache store, copies)."""
+    with tracedb.connect(decode) as c:
+        rows = c.report("roofline", trace=trace).main.records()
+        coverage = c.report("roofline", trace=trace)["coverage"].records()[0]
+    for ref in (r for r in reference() if r["trace"] == trace):
+        flops = round(float(ref["gflops"]) * 1e9)
+        nbytes = round(float(ref["data_moved_mb"]) * (1 << 20))
+        ours = [r for r in rows if (r["flops"] or 0) == flops and r["bytes"] == nbytes]
+        assert len(ours) == 1, (ref["name"], ref["input_dims"], flops, nbytes)
+        assert ours[0]["total_ns"] == pytest.approx(float(ref["kernel_time_sum_us"]) * 1000, rel=1e-4), ref["name"]
+    if trace.startswith("mi300x_sglang"):
+        assert coverage["modelled_pct"] > 99
