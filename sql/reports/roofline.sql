@@ -151,6 +151,8 @@ WITH tr AS (
            CASE WHEN reason LIKE 'no shapes recorded%' THEN 'profile with record_shapes=True'
                 WHEN reason LIKE 'serving attention: no step annotation%'
                     THEN 'turn on the serving framework''s detailed step annotations (their sq/sk sums)'
+                WHEN reason LIKE 'fused MoE without%'
+                    THEN 'a MoE op taking its expert weights (AITER''s fused_moe, fused_experts) gives its work'
                 ELSE 'see the reason' END AS fix
     FROM unshaped
     UNION ALL

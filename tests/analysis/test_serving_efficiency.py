@@ -65,6 +65,25 @@ def test_serving_ops_by_tracelens_formulas(con, tmp_path):
     assert "triton_poi_fused__scaled_dot_product_flash_attention_cat_0" not in got  # an op of no family
 
 
+def test_fused_moe_by_its_expert_weights(con, tmp_path):
+    """A fused MoE given its expert weights (TraceLens's FusedMoE): 32 tokens of 4096, 8 experts of
+    a gated 14336 intermediate in FP8, top-2; a MoE op without them (vLLM's moe_forward) says so."""
+    b = KinetoTrace("amd")
+    fp8 = "c10::Float8_e4m3fnuz"
+    ops = [("vllm::rocm_aiter_fused_moe", [[32, 4096], [8, 28672, 4096], [8, 4096, 14336], [32, 2], [32, 2]],
+            [BF16, fp8, fp8, "float", "int"]),
+           ("vllm::moe_forward", [[32, 3072], [32, 32], [], []], [BF16, BF16, "", ""])]
+    for ext, (name, dims, types) in enumerate(ops, start=1):
+        b.x("cpu_op", name, ext * 100, 50, **{"External id": ext, "Input Dims": dims, "Input type": types})
+        b.kernel(f"moe_kernel_{ext}", ext * 100 + 5, 10_000 + ext * 100, dur=40, ext=ext)
+    got = work(con, load(con, b.write(tmp_path / "moe.json")).trace_id)
+    t, h, i, k = 32, 4096, 14336, 2
+    assert got["vllm::rocm_aiter_fused_moe"] == (
+        "moe", "32×4096 x, 8×28672×4096 w1, top-2", 2 * t * h * i * k * 3 + t * h * (2 * k - 1),
+        2 * t * h * 2 + k * i * h * 3 * 1, None)
+    assert got["vllm::moe_forward"][2:4] == (None, None) and "without its expert weights" in got["vllm::moe_forward"][4]
+
+
 @pytest.mark.parametrize("annotation, sums", [
     ("execute_6147_context_2(sq6144sk7144sqsq20971520sqsk23019520)_generation_3(sq3sk6144sqsq3sqsk6144)",
      (6144, 7144, 20971520, 23019520, 3, 6144, 3, 6144)),

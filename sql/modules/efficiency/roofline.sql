@@ -40,6 +40,11 @@
 --     (SiLU 4, the product 1), bytes the input read and the output written
 --   a KV-cache store (vLLM's reshape_and_cache[_flash], SGLang's store_cache: the new keys and
 --     values first): bytes the new keys and values read and written into the cache; no FLOPs
+--   fused MoE (vLLM's rocm_aiter_fused_moe, AITER's fmoe, fused_experts) given its expert weights,
+--     x [T, H], w1 [E, I·(1 or 2 gated), H], w2 [E, H, I], routing weights [T, k], TraceLens's
+--     FusedMoE: FLOPs 2·T·H·I·k·(2 or 3 gated) + T·H·(2k − 1) (the weighted sum of the experts'
+--     outputs); bytes x read and the output written, and k experts' weights read, k·I·H·(2 or 3);
+--     a MoE op without the weights among its inputs (vLLM's moe_forward) says so
 --   serving attention (vLLM's unified_attention, SGLang's and AITER's paged attention: a non-aten
 --     op named for attention whose first input is the queries [tokens, H_q, d_qk]; K and V the
 --     next two inputs of three or more dimensions other than the output, [..., H_kv, d]): FLOPs
@@ -53,8 +58,8 @@
 CREATE OR REPLACE MACRO is_linear_gemm(op) AS op IN ('vllm::rocm_unquantized_gemm', 'aiter::gemm_a16w16');
 
 -- The family of a cpu_op's computation, for its FLOPs and bytes (scalar macro): gemm, attention,
--- inference_attention, conv, norm, rope, act_mul, kv_store, elementwise, memory, or NULL for any
--- other op. The
+-- inference_attention, moe, conv, norm, rope, act_mul, kv_store, elementwise, memory, or NULL for
+-- any other op. The
 -- serving libraries' fused quantising norms (rmsnorm_quant, ..._dynamicquant) write a quantised
 -- output of their own layout and stay unmodelled.
 CREATE OR REPLACE MACRO perf_family(op) AS CASE
@@ -68,6 +73,8 @@ CREATE OR REPLACE MACRO perf_family(op) AS CASE
     -- sglang_profiler::), never an Inductor kernel (triton_poi_fused__scaled_dot_product_...)
     WHEN contains(op, '::') AND NOT starts_with(op, 'aten::') AND regexp_matches(lower(op), 'attention')
          AND NOT regexp_matches(lower(op), 'cache|backward|bwd') THEN 'inference_attention'
+    WHEN contains(op, '::') AND NOT starts_with(op, 'aten::') AND regexp_matches(lower(op), 'fused_moe|moe_forward|fused_experts|fmoe')
+        THEN 'moe'
     WHEN contains(op, '::') AND NOT starts_with(op, 'aten::') AND regexp_matches(lower(op), 'rms_?norm')
          AND NOT contains(lower(op), 'quant') THEN 'norm'
     WHEN contains(op, '::') AND NOT starts_with(op, 'aten::') AND regexp_matches(op, '::(batched_)?rotary_embedding$') THEN 'rope'
@@ -85,7 +92,8 @@ END;
 -- _C::rms_norm and AITER's rmsnorm are both RMSNorm), any other op under its own name.
 CREATE OR REPLACE MACRO perf_op(op, family) AS CASE family
     WHEN 'norm' THEN 'RMSNorm' WHEN 'rope' THEN 'rotary embedding' WHEN 'act_mul' THEN 'silu_and_mul'
-    WHEN 'inference_attention' THEN 'serving attention' WHEN 'kv_store' THEN 'KV-cache store' ELSE op END;
+    WHEN 'inference_attention' THEN 'serving attention' WHEN 'kv_store' THEN 'KV-cache store'
+    WHEN 'moe' THEN 'fused MoE' ELSE op END;
 
 -- The data type class of an Input type for the peak table (scalar macro): fp32, bf16, fp16, fp8,
 -- or NULL for another type.
@@ -115,8 +123,9 @@ WITH r AS (
       AND (want_ids IS NULL OR list_contains(want_ids, c.trace_id))
 ), attention AS (
     -- attention: the outermost attention op (aten::scaled_dot_product_attention rather than the
-    -- backend it chose, so that two vendors' calls pair by name)
-    SELECT * FROM r WHERE family IN ('attention', 'inference_attention')
+    -- backend it chose, so that two vendors' calls pair by name); likewise a fused MoE, whose
+    -- expert GEMMs are its own
+    SELECT * FROM r WHERE family IN ('attention', 'inference_attention', 'moe')
     QUALIFY coalesce(max(end_ns) OVER (PARTITION BY trace_id, pid, tid ORDER BY ts_ns, end_ns DESC, event_id
                                        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), ts_ns) <= ts_ns
 ), compute AS (
@@ -236,6 +245,15 @@ WITH r AS (
     SELECT trace_id, event_id, types[1] AS dtype, array_to_string(dims[1], '×') || ', ' || array_to_string(dims[2], '×') AS shape,
            least(numel(dims[1]), numel(dims[2])) AS n_out, greatest(numel(dims[1]), numel(dims[2])) AS n_in
     FROM calls WHERE family = 'act_mul' AND len(dims) >= 2
+), moe AS (
+    -- a fused MoE given its expert weights: x [T, H], w1 [E, I or 2I (gated), H], w2 [E, H, I],
+    -- the routing weights [T, k]
+    SELECT trace_id, event_id, types[1] AS dtype, types[2] AS wtype, dims[1][1] AS t, dims[1][2] AS h,
+           dims[3][3] AS i, dims[4][2] AS k, dims[2][2] = 2 * dims[3][3] AS gated,
+           dims[1][1] || '×' || dims[1][2] || ' x, ' || array_to_string(dims[2], '×') || ' w1, top-' || dims[4][2] AS shape
+    FROM calls
+    WHERE family = 'moe' AND len(dims) >= 4 AND len(dims[1]) = 2 AND len(dims[2]) = 3 AND len(dims[3]) = 3
+      AND len(dims[4]) = 2 AND dims[2][1] = dims[3][1] AND dims[3][2] = dims[1][2] AND dims[2][3] = dims[1][2]
 ), kv_store AS (
     SELECT trace_id, event_id, types[1] AS dtype, array_to_string(dims[1], '×') || ', ' || array_to_string(dims[2], '×') AS shape,
            numel(dims[1]) + numel(dims[2]) AS n
@@ -318,6 +336,15 @@ WITH r AS (
     SELECT trace_id, event_id, dtype, shape, 5 * n_out, (n_in + n_out) * dtype_bytes(dtype), NULL FROM act_mul
     UNION ALL
     SELECT trace_id, event_id, dtype, shape, NULL, 2 * n * dtype_bytes(dtype), NULL FROM kv_store
+    UNION ALL
+    SELECT trace_id, event_id, dtype, shape,
+           2::DOUBLE * t * h * i * k * CASE WHEN gated THEN 3 ELSE 2 END + 1::DOUBLE * t * h * (2 * k - 1),
+           2::DOUBLE * t * h * dtype_bytes(dtype) + 1::DOUBLE * k * i * h * CASE WHEN gated THEN 3 ELSE 2 END * dtype_bytes(wtype),
+           NULL FROM moe
+    UNION ALL
+    SELECT c.trace_id, c.event_id, c.types[1], NULL, NULL, NULL,
+           'fused MoE without its expert weights among its inputs (their sizes decide its work)'
+    FROM calls c ANTI JOIN moe USING (trace_id, event_id) WHERE c.family = 'moe'
 )
 SELECT c.trace_id, c.event_id, c.cpu_op, c.family, w.shape, w.dtype,
        TRY_CAST(w.flops AS BIGINT) AS flops, TRY_CAST(w.bytes AS BIGINT) AS bytes,
@@ -338,7 +365,7 @@ LEFT JOIN serving_heads h USING (trace_id, event_id);
 --   trace_id   trace of the call
 --   event_id   the cpu_op's event in cpu_ops
 --   cpu_op     operator name
---   family     gemm, attention, inference_attention, conv, norm, rope, act_mul, kv_store,
+--   family     gemm, attention, inference_attention, moe, conv, norm, rope, act_mul, kv_store,
 --              elementwise or memory (perf_family)
 --   shape      the shape that decides its work: GEMM 'M×N×K' (with 'B× ' batches and '+bias'),
 --              attention 'B×H×N_q×N_kv×d' (with ' causal'), serving attention 'H_q×d_qk q,
