@@ -122,9 +122,10 @@ WITH tr AS (
     FROM kernels k JOIN kernel_launches l USING (trace_id, kernel_id)
     WHERE l.graph AND k.trace_id IN (SELECT trace_id FROM tr) GROUP BY k.trace_id
 ), spans AS (
-    -- the live calls' spans on their threads: a kernel launched in one is counted to it
-    SELECT o.trace_id, o.pid, o.tid, o.ts_ns, o.ts_ns + o.dur_ns AS end_ns
-    FROM calls c JOIN cpu_ops o ON o.trace_id = c.trace_id AND o.event_id = c.event_id
+    -- the spans of the ops of a modelled family on their threads: a kernel launched in one is
+    -- counted to a call (the op, or the call around it)
+    SELECT trace_id, pid, tid, ts_ns, ts_ns + dur_ns AS end_ns
+    FROM cpu_ops WHERE perf_family(name) IS NOT NULL AND dur_ns IS NOT NULL
 ), live_ops AS (
     -- the operators issuing the kernels launched outside every modelled call, outside graphs:
     -- those named in the fix
@@ -135,11 +136,14 @@ WITH tr AS (
     WHERE NOT l.graph AND k.trace_id IN (SELECT trace_id FROM tr)
     GROUP BY ALL
     UNION ALL
-    -- and of graph replays, the captured operators that launched them
+    -- and of graph replays, the captured operators that launched them, outside every modelled op
+    -- of the capture
     SELECT m.trace_id, c.name, sum(k.dur_ns)
     FROM replayed_kernel_calls m JOIN kernels k USING (trace_id, kernel_id)
     JOIN cpu_ops c ON c.trace_id = m.capture_id AND c.event_id = m.call_event_id
-    WHERE m.trace_id IN (SELECT trace_id FROM tr) AND perf_family(c.name) IS NULL
+    ANTI JOIN spans s ON s.trace_id = c.trace_id AND s.pid = c.pid AND s.tid = c.tid
+                     AND s.ts_ns <= c.ts_ns AND c.ts_ns <= s.end_ns
+    WHERE m.trace_id IN (SELECT trace_id FROM tr)
     GROUP BY ALL
 ), top_ops AS (
     SELECT trace_id, string_agg(coalesce(cpu_op, '(no operator)'), ', ' ORDER BY ns DESC) AS ops
@@ -179,5 +183,5 @@ FROM (
     LEFT JOIN top_ops o USING (trace_id)
 ) p
 JOIN tr USING (trace_id) JOIN dev d USING (trace_id)
-WHERE p.time_ns > 0
+WHERE p.time_ns <> 0
 ORDER BY tr.trace_id, p.time_ns DESC;

@@ -87,7 +87,7 @@ def test_layers_and_passes_come_from_module_frames(con, tmp_path):
     assert layers == 18
 
 
-def detector_steps(path, steps=1, calls=5, once_per_step=False):
+def detector_steps(path, steps=1, calls=5, once_per_step=False, sampler=False):
     """ProfilerSteps each running the detector `calls` times (owl_like's model: six layers of three
     kernels per call, a patch embedding and a head), and one kernel outside the model per step; with
     once_per_step, one call per step."""
@@ -104,6 +104,8 @@ def detector_steps(path, steps=1, calls=5, once_per_step=False):
         for _ in range(1 if once_per_step else calls):
             b.module("Owlv2ForObjectDetection_0", model)
             b.t += 100
+        if sampler:  # a module of its own called after the model, as vLLM's sampler is
+            b.module("Sampler_0", lambda: b.launch(HEAD))
         b.x("user_annotation", f"ProfilerStep#{step + 4}", start - 1, b.t - start + 2)
         b.t += 1000
     return b.write(path)
@@ -129,8 +131,10 @@ def test_a_step_running_the_model_several_times_has_a_pass_per_call(con, tmp_pat
     assert layers == [(p, 6) for p in range(5 * steps)]
 
 
-def test_a_step_running_the_model_once_keeps_its_iteration_as_its_pass(con, tmp_path):
-    trace = load(con, detector_steps(tmp_path / "once.json", steps=2, once_per_step=True))
+@pytest.mark.parametrize("sampler", [False, True])
+def test_a_step_running_the_model_once_keeps_its_iteration_as_its_pass(con, tmp_path, sampler):
+    """Once per step, with or without a sampler module beside the model: the step is the pass."""
+    trace = load(con, detector_steps(tmp_path / "once.json", steps=2, once_per_step=True, sampler=sampler))
     passes = con.execute("SELECT DISTINCT f.forward_pass, p.iteration FROM kernel_facts f JOIN kernel_phases p "
                          "USING (trace_id, kernel_id) WHERE trace_id = ? ORDER BY 1", [trace.trace_id]).fetchall()
     assert passes == [(4, 4), (5, 5)]  # the steps' own numbers, every kernel of a step in its pass

@@ -60,7 +60,7 @@ def test_serving_ops_by_tracelens_formulas(con, tmp_path):
     assert got["sgl_kernel::silu_and_mul"][2:] == (5 * 32 * 12288, (32 * 12288 + 32 * 24576) * 2, None)
     # decode of 32 requests holding 55,086 KV tokens: 64 query heads, 8 KV heads, d = 64
     assert got["vllm::unified_attention_with_output"] == (
-        "inference_attention", "64×64 q, 8×64 kv", 64 * (64 + 64) * 2 * 55086,
+        "inference_attention", "64×64 q, 8×64 kv · 32 q / 55086 kv tokens, Σsq·sk 55086", 64 * (64 + 64) * 2 * 55086,
         (32 * 64 + 55086 * 8) * (64 + 64) * 2, None)
     assert "triton_poi_fused__scaled_dot_product_flash_attention_cat_0" not in got  # an op of no family
 
@@ -76,7 +76,17 @@ def test_fused_moe_by_its_expert_weights(con, tmp_path):
     for ext, (name, dims, types) in enumerate(ops, start=1):
         b.x("cpu_op", name, ext * 100, 50, **{"External id": ext, "Input Dims": dims, "Input type": types})
         b.kernel(f"moe_kernel_{ext}", ext * 100 + 5, 10_000 + ext * 100, dur=40, ext=ext)
-    got = work(con, load(con, b.write(tmp_path / "moe.json")).trace_id)
+    # vLLM's moe_forward around the fused op taking the weights: the inner one is the call
+    b.x("cpu_op", "vllm::moe_forward", 390, 80, **{"Input Dims": [[32, 4096], [32, 8], [], []],
+                                                   "Input type": [BF16, BF16, "", ""]})
+    b.x("cpu_op", "vllm::rocm_aiter_fused_moe", 400, 50, **{"External id": 9, "Input Dims": ops[0][1],
+                                                            "Input type": ops[0][2]})
+    b.kernel("moe_kernel_9", 405, 10_900, dur=40, ext=9)
+    trace = load(con, b.write(tmp_path / "moe.json"))
+    got = work(con, trace.trace_id)
+    calls = con.execute("SELECT cpu_op, flops IS NOT NULL FROM op_work WHERE trace_id = ? ORDER BY event_id",
+                        [trace.trace_id]).fetchall()
+    assert calls.count(("vllm::rocm_aiter_fused_moe", True)) == 2 and calls.count(("vllm::moe_forward", False)) == 1
     t, h, i, k = 32, 4096, 14336, 2
     assert got["vllm::rocm_aiter_fused_moe"] == (
         "moe", "32×4096 x, 8×28672×4096 w1, top-2", 2 * t * h * i * k * 3 + t * h * (2 * k - 1),
@@ -108,6 +118,23 @@ def test_step_annotations_give_their_sequence_sums(con, tmp_path, annotation, su
     assert nbytes == ((c_sq + g_sq) * 64 + (c_sk + g_sk) * 8) * (64 + 64) * 2
 
 
+def test_multi_head_attention_and_backward_ops(con, tmp_path):
+    """Keys and values shaped as the queries (as many KV heads as query heads): the output, not
+    the keys, is left out; an autograd node or a backward op of a serving library is no forward op."""
+    b = KinetoTrace("amd")
+    ops = [("vllm::unified_attention_with_output", [[32, 32, 128]] * 4 + [[], [], [], [0]], [BF16] * 4 + [""] * 4),
+           ("autograd::engine::evaluate_function: FusedRMSNormAffineFunctionBackward", [[32, 4096]], [BF16]),
+           ("vllm::rms_norm_backward", [[32, 4096], [4096]], [BF16, BF16])]
+    for ext, (name, dims, types) in enumerate(ops, start=1):
+        b.x("cpu_op", name, ext * 100, 50, **{"External id": ext, "Input Dims": dims, "Input type": types})
+        b.kernel(f"kernel_{ext}", ext * 100 + 5, 10_000 + ext * 100, dur=4, ext=ext)
+    b.x("user_annotation", "execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk4096sqsq32sqsk4096)", 50, 1000)
+    got = work(con, load(con, b.write(tmp_path / "mha.json")).trace_id)
+    assert got["vllm::unified_attention_with_output"][1:4] == (
+        "32×128 q, 32×128 kv · 32 q / 4096 kv tokens, Σsq·sk 4096", 32 * 256 * 2 * 4096, (32 * 32 + 4096 * 32) * 256 * 2)
+    assert set(got) == {"vllm::unified_attention_with_output"}
+
+
 def test_attention_without_sequence_sums_says_what_to_record(con, tmp_path):
     trace = load(con, serving_trace(tmp_path / "native.json", annotation="execute_context_0(0)_generation_32(32)"))
     row = work(con, trace.trace_id)["vllm::unified_attention_with_output"]
@@ -125,8 +152,9 @@ def test_efficiency_pairs_one_norm_of_two_libraries(tmp_path):
         rows = {(r["cpu_op"], r["shape"]): r for r in c.report("efficiency", trace="nv", vs="amd").main.records()}
     norm = rows[("RMSNorm", "32×4096")]
     assert norm["a_calls"] == norm["b_calls"] == 1 and norm["a_peak_pct"] > 0 and norm["b_peak_pct"] > 0
-    assert ("serving attention", "64×64 q, 8×64 kv") not in rows  # the same op name on both: its own name
-    assert ("vllm::unified_attention_with_output", "64×64 q, 8×64 kv") in rows
+    shape = "64×64 q, 8×64 kv · 32 q / 55086 kv tokens, Σsq·sk 55086"
+    assert ("serving attention", shape) not in rows  # the same op name on both: its own name
+    assert ("vllm::unified_attention_with_output", shape) in rows
 
 
 PAIRS = {"mi300x_sglang_qwen3-8b_decode": "mi300x_sglang_decode_graph_capture",

@@ -40,8 +40,8 @@
 --     (SiLU 4, the product 1), bytes the input read and the output written
 --   a KV-cache store (vLLM's reshape_and_cache[_flash], SGLang's store_cache: the new keys and
 --     values first): bytes the new keys and values read and written into the cache; no FLOPs
---   fused MoE (vLLM's rocm_aiter_fused_moe, AITER's fmoe, fused_experts) given its expert weights,
---     x [T, H], w1 [E, I·(1 or 2 gated), H], w2 [E, H, I], routing weights [T, k], TraceLens's
+--   fused MoE (vLLM's rocm_aiter_fused_moe, fused_experts; the innermost MoE op) given its expert
+--     weights, x [T, H], w1 [E, I·(1 or 2 gated), H], w2 [E, H, I], routing weights [T, k], TraceLens's
 --     FusedMoE: FLOPs 2·T·H·I·k·(2 or 3 gated) + T·H·(2k − 1) (the weighted sum of the experts'
 --     outputs); bytes x read and the output written, and k experts' weights read, k·I·H·(2 or 3);
 --     a MoE op without the weights among its inputs (vLLM's moe_forward) says so
@@ -69,11 +69,13 @@ CREATE OR REPLACE MACRO perf_family(op) AS CASE
                 'aten::_scaled_dot_product_cudnn_attention', 'aten::scaled_dot_product_attention',
                 'aten::_flash_attention_forward', 'aten::_efficient_attention_forward') THEN 'attention'
     WHEN op = 'aten::convolution' THEN 'conv'
-    -- the serving libraries' ops: in a namespace of their own (vllm::, _C::, aiter::, sgl_kernel::,
-    -- sglang_profiler::), never an Inductor kernel (triton_poi_fused__scaled_dot_product_...)
+    -- the serving libraries' forward ops: in a namespace of their own (vllm::, _C::, aiter::,
+    -- sgl_kernel::, sglang_profiler::), never an Inductor kernel (triton_poi_fused__scaled_dot_...)
+    -- nor an autograd node or a backward op (FusedRMSNormAffineFunctionBackward)
+    WHEN starts_with(op, 'autograd::') OR regexp_matches(lower(op), 'backward|bwd') THEN NULL
     WHEN contains(op, '::') AND NOT starts_with(op, 'aten::') AND regexp_matches(lower(op), 'attention')
-         AND NOT regexp_matches(lower(op), 'cache|backward|bwd') THEN 'inference_attention'
-    WHEN contains(op, '::') AND NOT starts_with(op, 'aten::') AND regexp_matches(lower(op), 'fused_moe|moe_forward|fused_experts|fmoe')
+         AND NOT contains(lower(op), 'cache') THEN 'inference_attention'
+    WHEN contains(op, '::') AND NOT starts_with(op, 'aten::') AND regexp_matches(lower(op), 'fused_moe|moe_forward|fused_experts')
         THEN 'moe'
     WHEN contains(op, '::') AND NOT starts_with(op, 'aten::') AND regexp_matches(lower(op), 'rms_?norm')
          AND NOT contains(lower(op), 'quant') THEN 'norm'
@@ -123,24 +125,31 @@ WITH r AS (
       AND (want_ids IS NULL OR list_contains(want_ids, c.trace_id))
 ), attention AS (
     -- attention: the outermost attention op (aten::scaled_dot_product_attention rather than the
-    -- backend it chose, so that two vendors' calls pair by name); likewise a fused MoE, whose
-    -- expert GEMMs are its own
-    SELECT * FROM r WHERE family IN ('attention', 'inference_attention', 'moe')
+    -- backend it chose, so that two vendors' calls pair by name)
+    SELECT * FROM r WHERE family IN ('attention', 'inference_attention')
     QUALIFY coalesce(max(end_ns) OVER (PARTITION BY trace_id, pid, tid ORDER BY ts_ns, end_ns DESC, event_id
                                        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), ts_ns) <= ts_ns
+), experts AS (
+    -- a MoE: the innermost MoE op (vLLM's moe_forward around AITER's fused MoE taking the weights)
+    SELECT * FROM r WHERE family = 'moe'
+    QUALIFY coalesce(lead(ts_ns) OVER (PARTITION BY trace_id, pid, tid ORDER BY ts_ns, end_ns DESC, event_id)
+                     >= end_ns, true)
+), owners AS (
+    -- the ops whose inner GEMMs, norms and copies are theirs: attention and every MoE op
+    SELECT * FROM attention UNION ALL SELECT * FROM r WHERE family = 'moe'
 ), compute AS (
-    -- GEMMs and convolutions outside attention: the innermost (aten::addmm, not aten::linear)
+    -- GEMMs and convolutions outside attention and MoE: the innermost (aten::addmm, not aten::linear)
     SELECT g.* FROM (SELECT * FROM r WHERE family IN ('gemm', 'conv')) g
-    ANTI JOIN attention a ON a.trace_id = g.trace_id AND a.pid = g.pid AND a.tid = g.tid
-                         AND a.ts_ns <= g.ts_ns AND g.end_ns <= a.end_ns
+    ANTI JOIN owners a ON a.trace_id = g.trace_id AND a.pid = g.pid AND a.tid = g.tid
+                       AND a.ts_ns <= g.ts_ns AND g.end_ns <= a.end_ns
     QUALIFY coalesce(lead(g.ts_ns) OVER (PARTITION BY g.trace_id, g.pid, g.tid ORDER BY g.ts_ns, g.end_ns DESC, g.event_id)
                      >= g.end_ns, true)
 ), fused AS (
     -- the serving libraries' norms and rotary embeddings outside attention, the outermost (the
     -- copies and adds they run inside are theirs)
     SELECT f.* FROM (SELECT * FROM r WHERE family IN ('norm', 'rope', 'act_mul', 'kv_store')) f
-    ANTI JOIN attention a ON a.trace_id = f.trace_id AND a.pid = f.pid AND a.tid = f.tid
-                         AND a.ts_ns <= f.ts_ns AND f.end_ns <= a.end_ns
+    ANTI JOIN owners a ON a.trace_id = f.trace_id AND a.pid = f.pid AND a.tid = f.tid
+                       AND a.ts_ns <= f.ts_ns AND f.end_ns <= a.end_ns
     QUALIFY coalesce(max(f.end_ns) OVER (PARTITION BY f.trace_id, f.pid, f.tid ORDER BY f.ts_ns, f.end_ns DESC, f.event_id
                                          ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), f.ts_ns) <= f.ts_ns
 ), light AS (
@@ -151,7 +160,8 @@ WITH r AS (
          ON c.trace_id = l.trace_id AND c.pid = l.pid AND c.tid = l.tid AND c.ts_ns <= l.ts_ns AND l.end_ns <= c.end_ns
     QUALIFY coalesce(lead(l.ts_ns) OVER (PARTITION BY l.trace_id, l.pid, l.tid ORDER BY l.ts_ns, l.end_ns DESC, l.event_id) >= l.end_ns, true)
 ), calls AS (
-    SELECT * FROM attention UNION ALL SELECT * FROM compute UNION ALL SELECT * FROM fused UNION ALL SELECT * FROM light
+    SELECT * FROM attention UNION ALL SELECT * FROM experts UNION ALL SELECT * FROM compute
+    UNION ALL SELECT * FROM fused UNION ALL SELECT * FROM light
 ), activity AS (
     SELECT d.trace_id, d.dur_ns, r.pid, r.tid, r.ts_ns AS launch_ns
     FROM (SELECT trace_id, correlation, dur_ns FROM kernels
@@ -203,20 +213,26 @@ WITH r AS (
                ELSE concrete[7] END) = 'true' AS causal
     FROM calls WHERE family = 'attention'
 ), serving AS (
-    -- serving attention: the queries [tokens, H_q, d_qk]; K and V the next inputs of three or
-    -- more dimensions that are not shaped as the queries (the output is)
-    SELECT *, dims[1] AS q, list_filter(dims[2:], lambda d: len(d) >= 3 AND d <> dims[1]) AS kv
+    -- serving attention: the queries [tokens, H_q, d_qk]; K and V the next two inputs of three or
+    -- more dimensions once the output (the first of them shaped as the queries, when there are
+    -- three or more) is left out
+    SELECT *, dims[1] AS q, list_filter(dims[2:], lambda d: len(d) >= 3) AS later
     FROM calls WHERE family = 'inference_attention'
+), serving_kv AS (
+    SELECT * REPLACE (CASE WHEN len(later) >= 3 AND list_position(later, q) IS NOT NULL
+                           THEN later[:list_position(later, q) - 1] || later[list_position(later, q) + 1:]
+                           ELSE later END AS later)
+    FROM serving
 ), serving_heads AS (
     SELECT c.trace_id, c.event_id, c.types[1] AS dtype,
-           CASE WHEN len(c.q) = 3 AND len(c.kv) >= 2 THEN
-               {'h_q': c.q[2], 'h_kv': c.kv[1][-2], 'd_qk': c.q[3], 'd_v': c.kv[2][-1]} END AS heads
-    FROM serving c
+           CASE WHEN len(c.q) = 3 AND len(c.later) >= 2 THEN
+               {'h_q': c.q[2], 'h_kv': c.later[1][-2], 'd_qk': c.q[3], 'd_v': c.later[2][-1]} END AS heads
+    FROM serving_kv c
 ), serving_work AS (
     -- with the sums of the step annotation around the call (a live call: a graph's replays take
     -- theirs in op_roofline_of)
     SELECT h.trace_id, h.event_id, h.dtype, h.heads,
-           h.heads.h_q || '×' || h.heads.d_qk || ' q, ' || h.heads.h_kv || '×' || h.heads.d_v || ' kv' AS shape,
+           serving_attention_shape(h.heads, s.c_sq, s.c_sk, s.c_sqsk, s.g_sq, s.g_sk, s.g_sqsk) AS shape,
            inference_attention_flops(h.heads.h_q, h.heads.d_qk, h.heads.d_v, s.c_sqsk, s.c_sqsq, s.g_sqsk) AS flops,
            inference_attention_bytes(h.heads.h_q, h.heads.h_kv, h.heads.d_qk, h.heads.d_v, s.c_sq, s.c_sk, s.g_sq, s.g_sk,
                                      dtype_bytes(h.dtype)) AS bytes,
@@ -230,11 +246,11 @@ WITH r AS (
     -- the weight: the last 1-D input; x: the first input whose last dimension is the weight's
     SELECT *, list_filter(dims, lambda d: len(d) = 1)[-1][1] AS channels FROM calls WHERE family = 'norm'
 ), rms_work AS (
-    SELECT r.trace_id, r.event_id, x.t AS dtype, array_to_string(x.d, '×') AS shape, r.channels,
-           numel(x.d) AS n, contains(lower(r.cpu_op), 'add') AS residual
-    FROM rms r, LATERAL (
-        SELECT p[1] AS d, p[2] AS t FROM unnest(list_zip(r.dims, r.types)) AS u(p)
-        WHERE len(p[1]) >= 2 AND p[1][-1] = r.channels LIMIT 1) x
+    SELECT trace_id, event_id, x[2] AS dtype, array_to_string(x[1], '×') AS shape, channels,
+           numel(x[1]) AS n, contains(lower(cpu_op), 'add') AS residual
+    FROM (SELECT *, list_filter(list_zip(dims, types), lambda p: len(p[1]) >= 2 AND p[1][-1] = channels)[1] AS x
+          FROM rms)
+    WHERE x IS NOT NULL
 ), rope AS (
     -- rotary_embedding(positions, query, key, ...): the query and the key
     SELECT trace_id, event_id, types[2] AS dtype, array_to_string(dims[2], '×') || ', ' || array_to_string(dims[3], '×') AS shape,
@@ -343,7 +359,7 @@ WITH r AS (
            NULL FROM moe
     UNION ALL
     SELECT c.trace_id, c.event_id, c.types[1], NULL, NULL, NULL,
-           'fused MoE without its expert weights among its inputs (their sizes decide its work)'
+           'fused MoE without its expert weights among its inputs in the form read here (their sizes decide its work)'
     FROM calls c ANTI JOIN moe USING (trace_id, event_id) WHERE c.family = 'moe'
 )
 SELECT c.trace_id, c.event_id, c.cpu_op, c.family, w.shape, w.dtype,
@@ -369,8 +385,9 @@ LEFT JOIN serving_heads h USING (trace_id, event_id);
 --              elementwise or memory (perf_family)
 --   shape      the shape that decides its work: GEMM 'M×N×K' (with 'B× ' batches and '+bias'),
 --              attention 'B×H×N_q×N_kv×d' (with ' causal'), serving attention 'H_q×d_qk q,
---              H_kv×d_v kv', convolution 'input * weight /stride', a norm its input (with
---              ' +residual'), others the input dims
+--              H_kv×d_v kv' and the step's tokens (serving_attention_shape), convolution 'input *
+--              weight /stride', a norm its input (with ' +residual'), MoE 'T×H x, w1, top-k', others
+--              the input dims
 --   dtype      data type of its first input (Input type)
 --   flops      floating-point operations of one call (NULL when the shapes do not say, or 2^63 and more)
 --   bytes      bytes moved by one call (NULL when the shapes do not say, or 2^63 and more)
@@ -478,7 +495,10 @@ WITH matched AS MATERIALIZED (
 ), replayed AS (
     -- serving attention replayed: the work of the sequences of the replay's step (the annotation
     -- around the graph's launch), not of the capture's
-    SELECT r.trace_id, r.event_id, r.cpu_op, r.family, r.shape, r.dtype,
+    SELECT r.trace_id, r.event_id, r.cpu_op, r.family,
+           CASE WHEN r.family = 'inference_attention' AND r.heads IS NOT NULL
+                THEN serving_attention_shape(r.heads, s.c_sq, s.c_sk, s.c_sqsk, s.g_sq, s.g_sk, s.g_sqsk)
+                ELSE r.shape END AS shape, r.dtype,
            CASE WHEN r.family = 'inference_attention' THEN TRY_CAST(
                inference_attention_flops(r.heads.h_q, r.heads.d_qk, r.heads.d_v, s.c_sqsk, s.c_sqsq, s.g_sqsk) AS BIGINT)
                ELSE r.flops END AS flops,
@@ -524,7 +544,8 @@ FROM w;
 --   trace_id     trace of the call
 --   event_id     the cpu_op's event in cpu_ops
 --   cpu_op       operator name
---   family       gemm, attention, conv, elementwise or memory
+--   family       gemm, attention, inference_attention, moe, conv, norm, rope, act_mul, kv_store,
+--                elementwise or memory (perf_family)
 --   shape        the shape that decides its work (as op_work)
 --   dtype        data type of its first input
 --   flops        FLOPs of one call (NULL when the shapes do not say)
@@ -550,7 +571,8 @@ CREATE OR REPLACE VIEW op_roofline AS SELECT * FROM op_roofline_of(NULL);
 --   trace_id     the trace
 --   trace        its name
 --   cpu_op       operator name
---   family       gemm, attention, conv, elementwise or memory
+--   family       gemm, attention, inference_attention, moe, conv, norm, rope, act_mul, kv_store,
+--                elementwise or memory (perf_family)
 --   shape        the shape that decides its work (as op_work)
 --   dtype        data type of its first input
 --   calls        calls of that shape
@@ -600,7 +622,7 @@ FROM r;
 -- Parameters: trace_a, trace_b: trace names or ids.
 -- Columns:
 --   cpu_op       operator name (the operation, perf_op, when the two name it differently)
---   family       gemm, attention, inference_attention, conv, norm, rope, act_mul, elementwise or memory
+--   family       gemm, attention, inference_attention, moe, conv, norm, rope, act_mul, kv_store, elementwise or memory
 --   shape        the shape compared
 --   dtype        its data type
 --   a_calls      calls in A

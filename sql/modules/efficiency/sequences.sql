@@ -77,3 +77,10 @@ CREATE OR REPLACE MACRO inference_attention_flops(h_q, d_qk, d_v, c_sqsk, c_sqsq
 -- at bpe bytes an element: ((c_sq + g_sq)·h_q + (c_sk + g_sk)·h_kv)·(d_qk + d_v)·bpe.
 CREATE OR REPLACE MACRO inference_attention_bytes(h_q, h_kv, d_qk, d_v, c_sq, c_sk, g_sq, g_sk, bpe) AS
     (1::DOUBLE * (c_sq + g_sq) * h_q + 1::DOUBLE * (c_sk + g_sk) * h_kv) * (d_qk + d_v) * bpe;
+
+-- The shape of one serving attention call (scalar macro): its heads and head sizes, and the step's
+-- query and KV tokens with Σsq·sk (calls of different steps do different work):
+-- '64×64 q, 8×64 kv · 32 q / 55086 kv tokens, Σsq·sk 55086'.
+CREATE OR REPLACE MACRO serving_attention_shape(heads, c_sq, c_sk, c_sqsk, g_sq, g_sk, g_sqsk) AS
+    heads.h_q || '×' || heads.d_qk || ' q, ' || heads.h_kv || '×' || heads.d_v || ' kv'
+    || coalesce(' · ' || (c_sq + g_sq) || ' q / ' || (c_sk + g_sk) || ' kv tokens, Σsq·sk ' || (c_sqsk + g_sqsk), '');

@@ -5,11 +5,12 @@
 -- Layers of one trace: each forward pass split into the model's layers.
 --
 -- A forward pass is a kernel's iteration (kernel_phases: a phase step, else a ProfilerStep, else
--- a step found from the model's frames), unless the step runs the model several times: a step in
--- which two or more calls of the outermost module launch most of its kernels (an object detector
--- called five times in one ProfilerStep, a diffusion transformer once per denoising step) has one
--- pass per call; the passes of such a trace are then numbered 0, 1, ... in time order over its
--- steps. A trace without steps has one pass per call of the model's outermost module where such
+-- a step found from the model's frames), unless the step runs the model several times: a step
+-- whose outermost module calls launch most of its kernels, the class launching the most of them
+-- called two or more times (an object detector called five times in one ProfilerStep, a diffusion
+-- transformer once per denoising step; not a model called once beside a sampler module), has one
+-- pass per outermost module call; the passes of such a trace are then numbered 0, 1, ... in time
+-- order over its steps. A trace without steps has one pass per call of the model's outermost module where such
 -- calls launch most of its kernels (nn.Module: Owlv2ForObjectDetection_0, called five times: five
 -- passes), else the whole trace is one pass. Kernels of a pass-per-call step launched outside
 -- every call belong to no pass.
@@ -76,9 +77,10 @@ FROM m;
 --   ts_ns      start, nanoseconds
 --   end_ns     end, nanoseconds
 --   top_call   0-based order of the call in the trace
+--   class      the module's class (Owlv2ForObjectDetection)
 CREATE OR REPLACE VIEW _top_module_calls AS
     SELECT trace_id, pid, tid, ts_ns, end_ns,
-           row_number() OVER (PARTITION BY trace_id ORDER BY ts_ns, event_id) - 1 AS top_call
+           row_number() OVER (PARTITION BY trace_id ORDER BY ts_ns, event_id) - 1 AS top_call, class
     FROM _module_calls WHERE top_level;
 
 -- The calls of the model's layer modules (the module rule above), each with the call of the
@@ -172,12 +174,21 @@ WITH stepped AS (
     SELECT l.trace_id FROM launched l LEFT JOIN in_top t USING (trace_id, kernel_id)
     GROUP BY l.trace_id HAVING 2 * count(t.top_call) > count(*)
 ), step_calls AS (
-    -- steps in which two or more calls of the outermost module launch most of the kernels: a
-    -- pass per call
-    SELECT p.trace_id, p.iteration
-    FROM kernel_phases p JOIN stepped USING (trace_id) LEFT JOIN in_top it USING (trace_id, kernel_id)
-    WHERE p.iteration IS NOT NULL AND _in_scope(p.trace_id)
-    GROUP BY ALL HAVING count(DISTINCT it.top_call) >= 2 AND 2 * count(it.top_call) > count(*)
+    -- steps in which the outermost module calls launch most of the kernels and the class launching
+    -- the most of them runs two or more times: a pass per call
+    SELECT trace_id, iteration
+    FROM (
+        SELECT p.trace_id, p.iteration, t.class, count(*) AS kernels, count(DISTINCT it.top_call) AS calls,
+               sum(count(*)) OVER (PARTITION BY p.trace_id, p.iteration) AS step_kernels,
+               sum(count(it.top_call)) OVER (PARTITION BY p.trace_id, p.iteration) AS in_calls
+        FROM kernel_phases p JOIN stepped USING (trace_id)
+        LEFT JOIN in_top it USING (trace_id, kernel_id)
+        LEFT JOIN tops t ON t.trace_id = it.trace_id AND t.top_call = it.top_call
+        WHERE p.iteration IS NOT NULL AND _in_scope(p.trace_id)
+        GROUP BY p.trace_id, p.iteration, t.class
+    )
+    WHERE class IS NOT NULL AND 2 * in_calls > step_kernels
+    QUALIFY row_number() OVER (PARTITION BY trace_id, iteration ORDER BY kernels DESC, class) = 1 AND calls >= 2
 ), keyed AS (
     SELECT k.trace_id, k.kernel_id, k.correlation, k.name, k.ts_ns, o.op,
            CASE WHEN a.trace_id IS NOT NULL THEN p.iteration
