@@ -26,7 +26,11 @@
 --     positions); bytes (input + weight + output elements) × size (no bias term, as TraceLens)
 --   elementwise (aten::add, mul, gelu, silu, ...): FLOPs one per output element; bytes the tensor
 --     inputs and an output as large as the largest input
---   norms, softmax, reductions, copies (native_layer_norm, _softmax, sum, mean, copy_, ...): bytes
+--   LayerNorm and GroupNorm (aten::native_layer_norm, native_group_norm, AITER's _groupnorm_run):
+--     with a weight and a bias of C elements, TraceLens's Normalization: FLOPs 5n + 6C, bytes
+--     (2n + 6C) × the element size for n input elements; without them, the input read and the output
+--     written and no FLOPs
+--   batch norm, softmax, reductions, copies (native_batch_norm, _softmax, sum, mean, copy_, ...): bytes
 --     the tensor inputs read and an output as large as the largest input written (a reduction's
 --     small output is not counted, copy_'s destination is among its inputs); no FLOPs
 --   RMSNorm of the serving libraries (vLLM's _C::rms_norm and fused_add_rms_norm, AITER's rms_norm,
@@ -58,10 +62,9 @@
 CREATE OR REPLACE MACRO is_linear_gemm(op) AS op IN ('vllm::rocm_unquantized_gemm', 'aiter::gemm_a16w16');
 
 -- The family of a cpu_op's computation, for its FLOPs and bytes (scalar macro): gemm, attention,
--- inference_attention, moe, conv, norm, rope, act_mul, kv_store, elementwise, memory, or NULL for
--- any other op. The
--- serving libraries' fused quantising norms (rmsnorm_quant, ..._dynamicquant) write a quantised
--- output of their own layout and stay unmodelled.
+-- inference_attention, moe, conv, rmsnorm, normalization, rope, act_mul, kv_store, elementwise,
+-- memory, or NULL for any other op. The serving libraries' fused quantising norms (rmsnorm_quant,
+-- ..._dynamicquant) write a quantised output of their own layout and stay unmodelled.
 CREATE OR REPLACE MACRO perf_family(op) AS CASE
     WHEN op IN ('aten::mm', 'aten::addmm', 'aten::bmm', 'aten::baddbmm', 'aten::matmul', 'aten::linear',
                 'aten::_scaled_mm') OR is_linear_gemm(op) THEN 'gemm'
@@ -78,14 +81,17 @@ CREATE OR REPLACE MACRO perf_family(op) AS CASE
     WHEN contains(op, '::') AND NOT starts_with(op, 'aten::') AND regexp_matches(lower(op), 'fused_moe|moe_forward|fused_experts')
         THEN 'moe'
     WHEN contains(op, '::') AND NOT starts_with(op, 'aten::') AND regexp_matches(lower(op), 'rms_?norm')
-         AND NOT contains(lower(op), 'quant') THEN 'norm'
+         AND NOT contains(lower(op), 'quant') THEN 'rmsnorm'
+    WHEN op IN ('aten::native_layer_norm', 'aten::native_group_norm')
+         OR (contains(op, '::') AND NOT starts_with(op, 'aten::') AND regexp_matches(lower(op), '(group|layer)_?norm')
+             AND NOT contains(lower(op), 'quant')) THEN 'normalization'
     WHEN contains(op, '::') AND NOT starts_with(op, 'aten::') AND regexp_matches(op, '::(batched_)?rotary_embedding$') THEN 'rope'
     WHEN contains(op, '::') AND NOT starts_with(op, 'aten::') AND regexp_matches(op, '::silu_and_mul$') THEN 'act_mul'
     WHEN contains(op, '::') AND NOT starts_with(op, 'aten::')
          AND regexp_matches(op, '::(reshape_and_cache(_flash)?|store_cache|store_kvcache)$') THEN 'kv_store'
     WHEN regexp_matches(op, '^aten::(add|sub|mul|div|where|gelu|silu|relu|sigmoid|tanh|exp|neg|rsqrt|sqrt|pow|clamp|maximum|minimum)_?$')
         THEN 'elementwise'
-    WHEN regexp_matches(op, '^aten::(native_layer_norm|native_group_norm|native_batch_norm|_fused_rms_norm|_softmax|_log_softmax|sum|mean|amax|amin|argmax|argmin|cumsum|copy_)$')
+    WHEN regexp_matches(op, '^aten::(native_batch_norm|_fused_rms_norm|_softmax|_log_softmax|sum|mean|amax|amin|argmax|argmin|cumsum|copy_)$')
         THEN 'memory'
 END;
 
@@ -93,7 +99,9 @@ END;
 -- library's norm, rotary embedding, activation or attention under its family's name (vLLM's
 -- _C::rms_norm and AITER's rmsnorm are both RMSNorm), any other op under its own name.
 CREATE OR REPLACE MACRO perf_op(op, family) AS CASE family
-    WHEN 'norm' THEN 'RMSNorm' WHEN 'rope' THEN 'rotary embedding' WHEN 'act_mul' THEN 'silu_and_mul'
+    WHEN 'rmsnorm' THEN 'RMSNorm' WHEN 'normalization' THEN CASE WHEN contains(lower(op), 'group') THEN 'GroupNorm'
+                                                                  ELSE 'LayerNorm' END
+    WHEN 'rope' THEN 'rotary embedding' WHEN 'act_mul' THEN 'silu_and_mul'
     WHEN 'inference_attention' THEN 'serving attention' WHEN 'kv_store' THEN 'KV-cache store'
     WHEN 'moe' THEN 'fused MoE' ELSE op END;
 
@@ -147,7 +155,7 @@ WITH r AS (
 ), fused AS (
     -- the serving libraries' norms and rotary embeddings outside attention, the outermost (the
     -- copies and adds they run inside are theirs)
-    SELECT f.* FROM (SELECT * FROM r WHERE family IN ('norm', 'rope', 'act_mul', 'kv_store')) f
+    SELECT f.* FROM (SELECT * FROM r WHERE family IN ('rmsnorm', 'normalization', 'rope', 'act_mul', 'kv_store')) f
     ANTI JOIN owners a ON a.trace_id = f.trace_id AND a.pid = f.pid AND a.tid = f.tid
                        AND a.ts_ns <= f.ts_ns AND f.end_ns <= a.end_ns
     QUALIFY coalesce(max(f.end_ns) OVER (PARTITION BY f.trace_id, f.pid, f.tid ORDER BY f.ts_ns, f.end_ns DESC, f.event_id
@@ -244,13 +252,18 @@ WITH r AS (
     QUALIFY row_number() OVER (PARTITION BY h.trace_id, h.event_id ORDER BY s.ts_ns DESC NULLS LAST) = 1
 ), rms AS (
     -- the weight: the last 1-D input; x: the first input whose last dimension is the weight's
-    SELECT *, list_filter(dims, lambda d: len(d) = 1)[-1][1] AS channels FROM calls WHERE family = 'norm'
+    SELECT *, list_filter(dims, lambda d: len(d) = 1)[-1][1] AS channels FROM calls WHERE family = 'rmsnorm'
 ), rms_work AS (
     SELECT trace_id, event_id, x[2] AS dtype, array_to_string(x[1], '×') AS shape, channels,
            numel(x[1]) AS n, contains(lower(cpu_op), 'add') AS residual
     FROM (SELECT *, list_filter(list_zip(dims, types), lambda p: len(p[1]) >= 2 AND p[1][-1] = channels)[1] AS x
           FROM rms)
     WHERE x IS NOT NULL
+), normalization AS (
+    -- x the first input; the weight and the bias its two 1-D inputs of one length C
+    SELECT trace_id, event_id, types[1] AS dtype, array_to_string(dims[1], '×') AS shape, numel(dims[1]) AS n,
+           list_filter(dims[2:], lambda d: len(d) = 1) AS params
+    FROM calls WHERE family = 'normalization' AND len(dims) >= 1 AND len(dims[1]) >= 2
 ), rope AS (
     -- rotary_embedding(positions, query, key, ...): the query and the key
     SELECT trace_id, event_id, types[2] AS dtype, array_to_string(dims[2], '×') || ', ' || array_to_string(dims[3], '×') AS shape,
@@ -347,6 +360,15 @@ WITH r AS (
            (2 * n + channels + CASE WHEN residual THEN 2 * n ELSE 0 END) * dtype_bytes(dtype), NULL
     FROM rms_work
     UNION ALL
+    -- affine with a bias: TraceLens's Normalization, 5n + 6C FLOPs, (2n + 6C) elements; else the
+    -- input read, the output written and the parameters read, no FLOPs
+    SELECT trace_id, event_id, dtype, shape,
+           CASE WHEN len(params) = 2 AND params[1] = params[2] THEN 5 * n + 6 * params[1][1] END,
+           CASE WHEN len(params) = 2 AND params[1] = params[2] THEN 2 * n + 6 * params[1][1]
+                ELSE 2 * n + coalesce(list_sum(list_transform(params, lambda d: d[1])), 0) END * dtype_bytes(dtype),
+           NULL
+    FROM normalization
+    UNION ALL
     SELECT trace_id, event_id, dtype, shape, 3 * n, 2 * n * dtype_bytes(dtype), NULL FROM rope
     UNION ALL
     SELECT trace_id, event_id, dtype, shape, 5 * n_out, (n_in + n_out) * dtype_bytes(dtype), NULL FROM act_mul
@@ -381,7 +403,7 @@ LEFT JOIN serving_heads h USING (trace_id, event_id);
 --   trace_id   trace of the call
 --   event_id   the cpu_op's event in cpu_ops
 --   cpu_op     operator name
---   family     gemm, attention, inference_attention, moe, conv, norm, rope, act_mul, kv_store,
+--   family     gemm, attention, inference_attention, moe, conv, rmsnorm, normalization, rope, act_mul, kv_store,
 --              elementwise or memory (perf_family)
 --   shape      the shape that decides its work: GEMM 'M×N×K' (with 'B× ' batches and '+bias'),
 --              attention 'B×H×N_q×N_kv×d' (with ' causal'), serving attention 'H_q×d_qk q,
@@ -544,7 +566,7 @@ FROM w;
 --   trace_id     trace of the call
 --   event_id     the cpu_op's event in cpu_ops
 --   cpu_op       operator name
---   family       gemm, attention, inference_attention, moe, conv, norm, rope, act_mul, kv_store,
+--   family       gemm, attention, inference_attention, moe, conv, rmsnorm, normalization, rope, act_mul, kv_store,
 --                elementwise or memory (perf_family)
 --   shape        the shape that decides its work (as op_work)
 --   dtype        data type of its first input
@@ -571,7 +593,7 @@ CREATE OR REPLACE VIEW op_roofline AS SELECT * FROM op_roofline_of(NULL);
 --   trace_id     the trace
 --   trace        its name
 --   cpu_op       operator name
---   family       gemm, attention, inference_attention, moe, conv, norm, rope, act_mul, kv_store,
+--   family       gemm, attention, inference_attention, moe, conv, rmsnorm, normalization, rope, act_mul, kv_store,
 --                elementwise or memory (perf_family)
 --   shape        the shape that decides its work (as op_work)
 --   dtype        data type of its first input
@@ -622,7 +644,7 @@ FROM r;
 -- Parameters: trace_a, trace_b: trace names or ids.
 -- Columns:
 --   cpu_op       operator name (the operation, perf_op, when the two name it differently)
---   family       gemm, attention, inference_attention, moe, conv, norm, rope, act_mul, kv_store, elementwise or memory
+--   family       gemm, attention, inference_attention, moe, conv, rmsnorm, normalization, rope, act_mul, kv_store, elementwise or memory
 --   shape        the shape compared
 --   dtype        its data type
 --   a_calls      calls in A
