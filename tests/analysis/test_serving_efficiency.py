@@ -183,7 +183,7 @@ def test_real_decode_replays_agree_with_tracelens(decode, trace):
     with tracedb.connect(decode) as c:
         rows = c.report("roofline", trace=trace).main.records()
         coverage = c.report("roofline", trace=trace)["coverage"].records()[0]
-    for ref in (r for r in reference() if r["trace"] == trace and r["sheet"] != "Normalization_fwd"):
+    for ref in (r for r in reference() if r["trace"] == trace and not r["sheet"].startswith("Normalization")):
         flops = round(float(ref["gflops"]) * 1e9)
         nbytes = round(float(ref["data_moved_mb"]) * (1 << 20))
         ours = [r for r in rows if (r["flops"] or 0) == flops and r["bytes"] == nbytes]
@@ -193,14 +193,15 @@ def test_real_decode_replays_agree_with_tracelens(decode, trace):
         assert coverage["modelled_pct"] > 99
 
 
-def test_compiled_sd35_normalization_agrees_with_tracelens(corpus_db):
-    """The VAE's GroupNorms (AITER's _groupnorm_run) and the text encoders' LayerNorms of the
-    compiled SD3.5 trace: TraceLens's FLOPs, bytes and kernel time, shape by shape."""
-    trace = "mi300x_xdit_sd3.5_compiled"
-    with tracedb.connect(corpus_db) as c:
+@pytest.mark.parametrize("database, trace, shapes", [
+    ("corpus_db", "mi300x_xdit_sd3.5_compiled", 5), ("examples_db", "h100_bert-small", 1)])
+def test_normalization_agrees_with_tracelens(request, database, trace, shapes):
+    """The compiled SD3.5 trace's GroupNorms (its VAE: AITER's _groupnorm_run) and LayerNorms (its
+    text encoders), and BERT's LayerNorms: TraceLens's FLOPs, bytes and kernel time, shape by shape."""
+    with tracedb.connect(request.getfixturevalue(database)) as c:
         rows = c.report("roofline", trace=trace).main.records()
-    refs = [r for r in reference() if r["trace"] == trace]
-    assert len(refs) == 5
+    refs = [r for r in reference() if r["trace"] == trace and r["sheet"].startswith("Normalization")]
+    assert len(refs) == shapes
     for ref in refs:
         flops = round(float(ref["gflops"]) * 1e9)
         nbytes = round(float(ref["data_moved_mb"]) * (1 << 20))
