@@ -1,7 +1,8 @@
-"""Efficiency of serving models: the serving libraries' RMSNorm, rotary embedding, silu_and_mul,
-KV-cache store and paged / unified attention (sizes from the step annotation's sequence sums), on
-traces built here where every number is known, and on the real vLLM and SGLang decode traces
-(replay beside capture) against the FLOPs, bytes and kernel time TraceLens publishes for them
+"""Efficiency of serving and compiled models: the serving libraries' RMSNorm, rotary embedding,
+silu_and_mul, KV-cache store, paged / unified attention (sizes from the step annotation's sequence
+sums) and fused MoE, and LayerNorm / GroupNorm, on traces built here where every number is known,
+and on real traces (the vLLM and SGLang decode replays beside their captures, the compiled SD3.5
+trace, BERT) against the FLOPs, bytes and kernel time TraceLens publishes for them
 (tests/serving_reference.csv, each row with its source sheet)."""
 
 from __future__ import annotations
