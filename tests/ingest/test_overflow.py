@@ -29,6 +29,18 @@ def _extreme_sizes(path):
     b.x("cpu_op", "aten::mm", 300, 50, **{"External id": 3, "Input Dims": [[64, 64], [64, 64]],
                                           "Input type": ["c10::BFloat16", "c10::BFloat16"]})
     b.on("nvjet_tst_128x64_64x4_1x2_h_bz_TNT", 301, 3000, 10, stream(7), ext=3)
+    # serving ops of 2^62 heads, channels, experts and tokens, in a step whose sums are near 2^63
+    big, bf16 = 2**62, "c10::BFloat16"
+    serving = [("vllm::unified_attention_with_output", [[1, big, big], [1, big, big], [1, big, big], [1, big, big]]),
+               ("aiter::rmsnorm", [[2, big], [2, big], [big], []]),
+               ("aten::native_layer_norm", [[2, big], [], [big], [big], []]),
+               ("vllm::rocm_aiter_fused_moe", [[big, big], [big, 2 * big, big], [big, big, big], [big, big]]),
+               ("sgl_kernel::rotary_embedding", [[big], [big, big], [big, big], [], [big, 2], []])]
+    for ext, (name, dims) in enumerate(serving, start=4):
+        b.x("cpu_op", name, 100 * ext, 50, **{"External id": ext, "Input Dims": dims, "Input type": [bf16] * len(dims)})
+        b.on(f"serving_kernel_{ext}", 100 * ext + 1, 1000 * ext, 10, stream(7), ext=ext)
+    b.x("user_annotation", f"execute_9_context_1(sq{big}sk{big}sqsq{big}sqsk{big})_generation_1(sq{big}sk{2**63 - 1}"
+        f"sqsq{big}sqsk{2**63 - 1})", 350, 1000)
     return b.write(path)
 
 
@@ -103,6 +115,11 @@ def test_sizes_beyond_64_bits_are_kept_exact_or_null(db):
                         "WHERE t.name = 'sizes'").rows
         work = con.sql("SELECT w.shape, w.flops, w.bytes FROM op_work w JOIN traces t USING (trace_id) "
                        "WHERE t.name = 'sizes' ORDER BY w.event_id").rows
+        serving = con.sql("SELECT w.cpu_op, w.flops, w.bytes, w.reason FROM op_work w JOIN traces t USING (trace_id) "
+                          "WHERE t.name = 'sizes' AND w.family NOT IN ('gemm') ORDER BY w.event_id").rows
     assert calls == [(2**62 * 2,)]  # bf16: two bytes an element, beyond BIGINT, exact
     assert work[0][0] == f"{2**40}×{2**40}×{2**40}" and work[0][1:] == (None, None)
     assert work[1] == ("64×64×64", 2 * 64 ** 3, 3 * 64 * 64 * 2)
+    # the serving ops' work, 2^63 and more, is not kept, and says so
+    assert len(serving) == 5
+    assert all(f is None and b is None and r == "FLOPs or bytes of 2^63 and more: not kept" for _, f, b, r in serving)

@@ -278,7 +278,7 @@ WITH r AS (
     -- a fused MoE given its expert weights: x [T, H], w1 [E, I or 2I (gated), H], w2 [E, H, I],
     -- the routing weights [T, k]
     SELECT trace_id, event_id, types[1] AS dtype, types[2] AS wtype, dims[1][1] AS t, dims[1][2] AS h,
-           dims[3][3] AS i, dims[4][2] AS k, dims[2][2] = 2 * dims[3][3] AS gated,
+           dims[3][3] AS i, dims[4][2] AS k, dims[2][2] = 2::HUGEINT * dims[3][3] AS gated,
            dims[1][1] || '×' || dims[1][2] || ' x, ' || array_to_string(dims[2], '×') || ' w1, top-' || dims[4][2] AS shape
     FROM calls
     WHERE family = 'moe' AND len(dims) >= 4 AND len(dims[1]) = 2 AND len(dims[2]) = 3 AND len(dims[3]) = 3
@@ -363,9 +363,9 @@ WITH r AS (
     -- affine with a bias: TraceLens's Normalization, 5n + 6C FLOPs, (2n + 6C) elements; else the
     -- input read, the output written and the parameters read, no FLOPs
     SELECT trace_id, event_id, dtype, shape,
-           CASE WHEN len(params) = 2 AND params[1] = params[2] THEN 5 * n + 6 * params[1][1] END,
-           CASE WHEN len(params) = 2 AND params[1] = params[2] THEN 2 * n + 6 * params[1][1]
-                ELSE 2 * n + coalesce(list_sum(list_transform(params, lambda d: d[1])), 0) END * dtype_bytes(dtype),
+           CASE WHEN len(params) = 2 AND params[1] = params[2] THEN 5 * n + 6::DOUBLE * params[1][1] END,
+           CASE WHEN len(params) = 2 AND params[1] = params[2] THEN 2 * n + 6::DOUBLE * params[1][1]
+                ELSE 2 * n + coalesce(list_sum(list_transform(params, lambda d: d[1]::DOUBLE)), 0) END * dtype_bytes(dtype),
            NULL
     FROM normalization
     UNION ALL
@@ -376,7 +376,7 @@ WITH r AS (
     SELECT trace_id, event_id, dtype, shape, NULL, 2 * n * dtype_bytes(dtype), NULL FROM kv_store
     UNION ALL
     SELECT trace_id, event_id, dtype, shape,
-           2::DOUBLE * t * h * i * k * CASE WHEN gated THEN 3 ELSE 2 END + 1::DOUBLE * t * h * (2 * k - 1),
+           2::DOUBLE * t * h * i * k * CASE WHEN gated THEN 3 ELSE 2 END + 1::DOUBLE * t * h * (2::DOUBLE * k - 1),
            2::DOUBLE * t * h * dtype_bytes(dtype) + 1::DOUBLE * k * i * h * CASE WHEN gated THEN 3 ELSE 2 END * dtype_bytes(wtype),
            NULL FROM moe
     UNION ALL

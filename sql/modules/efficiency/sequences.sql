@@ -70,17 +70,19 @@ WHERE coalesce(v_c_sqsk, v_g_sqsk, n[4], n[8], n[13]) IS NOT NULL;
 -- head, QKᵀ and PV over every (query, KV) pair, the context requests causal within their new
 -- chunk: h_q·(d_qk + d_v)·(2·(c_sqsk + g_sqsk) − c_sqsq).
 CREATE OR REPLACE MACRO inference_attention_flops(h_q, d_qk, d_v, c_sqsk, c_sqsq, g_sqsk) AS
-    1::DOUBLE * h_q * (d_qk + d_v) * (2::DOUBLE * (c_sqsk + g_sqsk) - c_sqsq);
+    -- in DOUBLE throughout: recorded sizes and sums may reach 2^63
+    1::DOUBLE * h_q * (d_qk::DOUBLE + d_v) * (2::DOUBLE * (c_sqsk::DOUBLE + g_sqsk) - c_sqsq);
 
 -- Bytes of one serving attention call (scalar macro): the queries read and the output written
 -- (h_q heads per query token), and the keys and values of every KV token read once (h_kv heads),
 -- at bpe bytes an element: ((c_sq + g_sq)·h_q + (c_sk + g_sk)·h_kv)·(d_qk + d_v)·bpe.
 CREATE OR REPLACE MACRO inference_attention_bytes(h_q, h_kv, d_qk, d_v, c_sq, c_sk, g_sq, g_sk, bpe) AS
-    (1::DOUBLE * (c_sq + g_sq) * h_q + 1::DOUBLE * (c_sk + g_sk) * h_kv) * (d_qk + d_v) * bpe;
+    ((c_sq::DOUBLE + g_sq) * h_q + (c_sk::DOUBLE + g_sk) * h_kv) * (d_qk::DOUBLE + d_v) * bpe;
 
 -- The shape of one serving attention call (scalar macro): its heads and head sizes, and the step's
 -- query and KV tokens with Σsq·sk (calls of different steps do different work):
 -- '64×64 q, 8×64 kv · 32 q / 55086 kv tokens, Σsq·sk 55086'.
 CREATE OR REPLACE MACRO serving_attention_shape(heads, c_sq, c_sk, c_sqsk, g_sq, g_sk, g_sqsk) AS
     heads.h_q || '×' || heads.d_qk || ' q, ' || heads.h_kv || '×' || heads.d_v || ' kv'
-    || coalesce(' · ' || (c_sq + g_sq) || ' q / ' || (c_sk + g_sk) || ' kv tokens, Σsq·sk ' || (c_sqsk + g_sqsk), '');
+    || coalesce(' · ' || (c_sq::HUGEINT + g_sq) || ' q / ' || (c_sk::HUGEINT + g_sk) || ' kv tokens, Σsq·sk '
+                || (c_sqsk::HUGEINT + g_sqsk), '');
