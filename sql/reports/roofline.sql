@@ -125,7 +125,10 @@ WITH tr AS (
     -- the spans of the ops of a modelled family on their threads: a kernel launched in one is
     -- counted to a call (the op, or the call around it)
     SELECT trace_id, pid, tid, ts_ns, ts_ns + dur_ns AS end_ns
-    FROM cpu_ops WHERE perf_family(name) IS NOT NULL AND dur_ns IS NOT NULL
+    FROM cpu_ops
+    WHERE (trace_id IN (SELECT trace_id FROM tr)
+           OR trace_id IN (SELECT capture_id FROM replayed_kernel_calls WHERE trace_id IN (SELECT trace_id FROM tr)))
+      AND perf_family(name) IS NOT NULL AND dur_ns IS NOT NULL
 ), live_ops AS (
     -- the operators issuing the kernels launched outside every modelled call, outside graphs:
     -- those named in the fix

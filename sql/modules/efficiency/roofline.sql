@@ -244,9 +244,7 @@ WITH r AS (
            inference_attention_flops(h.heads.h_q, h.heads.d_qk, h.heads.d_v, s.c_sqsk, s.c_sqsq, s.g_sqsk) AS flops,
            inference_attention_bytes(h.heads.h_q, h.heads.h_kv, h.heads.d_qk, h.heads.d_v, s.c_sq, s.c_sk, s.g_sq, s.g_sk,
                                      dtype_bytes(h.dtype)) AS bytes,
-           CASE WHEN h.heads IS NULL THEN 'serving attention: queries or KV not in a form read here'
-                WHEN s.event_id IS NULL THEN 'serving attention: no step annotation with its sequence lengths '
-                     || '(vLLM, SGLang: the detailed roofline step annotations)' END AS why
+           serving_attention_why(h.heads, s.event_id IS NOT NULL) AS why
     FROM serving_heads h JOIN serving c USING (trace_id, event_id)
     LEFT JOIN step_sequence_sums s ON s.trace_id = c.trace_id AND s.ts_ns <= c.ts_ns AND c.ts_ns < s.end_ns
     QUALIFY row_number() OVER (PARTITION BY h.trace_id, h.event_id ORDER BY s.ts_ns DESC NULLS LAST) = 1
@@ -529,9 +527,7 @@ WITH matched AS MATERIALIZED (
                                          s.g_sk, dtype_bytes(r.dtype)) AS BIGINT)
                ELSE r.bytes END AS bytes,
            CASE WHEN r.family <> 'inference_attention' THEN r.reason
-                WHEN r.heads IS NULL THEN 'serving attention: queries or KV not in a form read here'
-                WHEN s.event_id IS NULL THEN 'serving attention: no step annotation with its sequence lengths '
-                     || '(vLLM, SGLang: the detailed roofline step annotations)' END AS reason,
+                ELSE serving_attention_why(r.heads, s.event_id IS NOT NULL) END AS reason,
            r.kernels, r.gpu_ns, r.heads
     FROM replayed_calls r
     LEFT JOIN step_sequence_sums s ON s.trace_id = r.trace_id AND s.ts_ns <= r.launch_ns AND r.launch_ns < s.end_ns

@@ -86,3 +86,10 @@ CREATE OR REPLACE MACRO serving_attention_shape(heads, c_sq, c_sk, c_sqsk, g_sq,
     heads.h_q || '×' || heads.d_qk || ' q, ' || heads.h_kv || '×' || heads.d_v || ' kv'
     || coalesce(' · ' || (c_sq::HUGEINT + g_sq) || ' q / ' || (c_sk::HUGEINT + g_sk) || ' kv tokens, Σsq·sk '
                 || (c_sqsk::HUGEINT + g_sqsk), '');
+
+-- Why a serving attention call has no work (scalar macro): its heads unread, or no step annotation
+-- with its sequence sums around it (annotated: one was found); NULL when it has its work.
+CREATE OR REPLACE MACRO serving_attention_why(heads, annotated) AS CASE
+    WHEN heads IS NULL THEN 'serving attention: queries or KV not in a form read here'
+    WHEN NOT annotated THEN 'serving attention: no step annotation with its sequence lengths '
+         || '(vLLM, SGLang: the detailed roofline step annotations)' END;
