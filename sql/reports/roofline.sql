@@ -95,10 +95,8 @@ ORDER BY tr.trace_id;
 -- Section: unmodelled
 -- Where the GPU time off the roofline goes, per trace and reason, each with the time it costs and
 -- what would bring it on: calls whose shapes are missing or unread (their reason), kernels replayed
--- from a CUDA/HIP graph with no capture trace loaded (their cpu_ops ran at capture), kernels
--- torch.compile generated (Inductor's triton_* kernels: their work is in its cache, not the
--- trace), and kernels of operators no formula covers (the operators taking most of that time
--- named). The rows of a trace add up to its coverage's gpu_ns minus modelled_ns.
+-- from a CUDA/HIP graph with no capture trace loaded (their cpu_ops ran at capture), and kernels
+-- of operators no formula covers (the operators taking most of that time named). The rows of a trace add up to its coverage's gpu_ns minus modelled_ns.
 -- Columns:
 --   trace      text             trace name
 --   reason     text             why this time has no FLOPs or bytes
@@ -150,7 +148,7 @@ WITH tr AS (
     GROUP BY ALL
 ), top_ops AS (
     SELECT trace_id, string_agg(coalesce(cpu_op, '(no operator)'), ', ' ORDER BY ns DESC) AS ops
-    FROM (SELECT * FROM live_ops WHERE NOT coalesce(starts_with(cpu_op, 'triton_'), false)
+    FROM (SELECT * FROM live_ops
           QUALIFY row_number() OVER (PARTITION BY trace_id ORDER BY ns DESC) <= 4)
     GROUP BY trace_id
 ), parts AS (
@@ -167,10 +165,7 @@ WITH tr AS (
            'load the trace recorded while the graph was captured beside it (its launches give the '
            || 'replayed kernels their operators and shapes)'
     FROM replay WHERE replayed_ns > coalesce(matched_ns, 0)
-    UNION ALL
-    SELECT trace_id, 'Inductor-generated Triton kernels', sum(ns),
-           'what each computes is in the code torch.compile generated (its Inductor cache), not in the trace'
-    FROM live_ops WHERE starts_with(cpu_op, 'triton_') GROUP BY trace_id
+
 )
 SELECT tr.name AS trace, p.reason, p.time_ns, 100.0 * p.time_ns / nullif(d.gpu_ns, 0) AS share_pct, p.fix
 FROM (

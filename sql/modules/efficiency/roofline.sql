@@ -49,6 +49,12 @@
 --     FusedMoE: FLOPs 2·T·H·I·k·(2 or 3 gated) + T·H·(2k − 1) (the weighted sum of the experts'
 --     outputs); bytes x read and the output written, and k experts' weights read, k·I·H·(2 or 3);
 --     a MoE op without the weights among its inputs (vLLM's moe_forward) says so
+--   Inductor kernels (triton_{poi,red,per}_fused_<ops>_<n>, the cpu_op torch.compile's wrapper
+--     records for each launch): its elements the numels its Concrete Inputs give (the last for a
+--     pointwise kernel, xnumel; the last two for a reduction, xnumel·rnumel), TraceLens's
+--     TritonCompiled model: FLOPs per element the sum over the operations its name lists
+--     (inductor_flops_per_element), bytes every tensor input read (its buffers, outputs among
+--     them) and, for a pointwise kernel, xnumel elements of its first input's type written
 --   serving attention (vLLM's unified_attention, SGLang's and AITER's paged attention: a non-aten
 --     op named for attention whose first input is the queries [tokens, H_q, d_qk]; K and V the
 --     next two inputs of three or more dimensions other than the output, [..., H_kv, d]): FLOPs
@@ -61,8 +67,24 @@
 -- rocm_unquantized_gemm, AITER's gemm_a16w16 (SGLang, vLLM on ROCm) (scalar macro).
 CREATE OR REPLACE MACRO is_linear_gemm(op) AS op IN ('vllm::rocm_unquantized_gemm', 'aiter::gemm_a16w16');
 
+-- FLOPs per element of an Inductor kernel (scalar macro), from the operations its name lists
+-- (triton_{poi,red,per}_fused_<ops>_<n>, the ops joined by '_'), TraceLens's costs per word: 1 for
+-- add, sub, mul, div, relu, mean, sum, abs, neg, ne, eq, lt, gt; 2 for pow, sqrt, rsqrt, var,
+-- reciprocal; 4 for exp, log, sigmoid, tanh, silu; 8 for gelu; 0 for any other (copies, views,
+-- addmm: the GEMM is an op of its own). Ops whose name holds one of those words but computes
+-- something else (index_add, scatter_add, leaky_relu, log_softmax, log_sigmoid, *_backward) count 0.
+CREATE OR REPLACE MACRO inductor_flops_per_element(name) AS
+    list_sum(list_transform(
+        string_split(regexp_replace(regexp_extract(name, '^triton_(?:poi|red|per)_fused_(.+)_[0-9]+$', 1),
+                                    '(index_add|scatter_add|scatter_reduce|leaky_relu|log_softmax|log_sigmoid(_forward)?|[a-z0-9]+_backward)',
+                                    '', 'g'), '_'),
+        lambda w: CASE WHEN w IN ('add', 'sub', 'mul', 'div', 'relu', 'mean', 'sum', 'abs', 'neg', 'ne', 'eq', 'lt', 'gt') THEN 1
+                       WHEN w IN ('pow', 'sqrt', 'rsqrt', 'var', 'reciprocal') THEN 2
+                       WHEN w IN ('exp', 'log', 'sigmoid', 'tanh', 'silu') THEN 4
+                       WHEN w = 'gelu' THEN 8 ELSE 0 END));
+
 -- The family of a cpu_op's computation, for its FLOPs and bytes (scalar macro): gemm, attention,
--- inference_attention, moe, conv, rmsnorm, normalization, rope, act_mul, kv_store, elementwise,
+-- inference_attention, moe, conv, inductor, rmsnorm, normalization, rope, act_mul, kv_store, elementwise,
 -- memory, or NULL for any other op. The serving libraries' fused quantising norms (rmsnorm_quant,
 -- ..._dynamicquant) write a quantised output of their own layout and stay unmodelled.
 CREATE OR REPLACE MACRO perf_family(op) AS CASE
@@ -72,6 +94,7 @@ CREATE OR REPLACE MACRO perf_family(op) AS CASE
                 'aten::_scaled_dot_product_cudnn_attention', 'aten::scaled_dot_product_attention',
                 'aten::_flash_attention_forward', 'aten::_efficient_attention_forward') THEN 'attention'
     WHEN op = 'aten::convolution' THEN 'conv'
+    WHEN regexp_matches(op, '^triton_(poi|red|per)_fused_.+_[0-9]+$') THEN 'inductor'
     -- the serving libraries' forward ops: in a namespace of their own (vllm::, _C::, aiter::,
     -- sgl_kernel::, sglang_profiler::), never an Inductor kernel (triton_poi_fused__scaled_dot_...)
     -- nor an autograd node or a backward op (FusedRMSNormAffineFunctionBackward)
@@ -153,9 +176,9 @@ WITH r AS (
     QUALIFY coalesce(lead(g.ts_ns) OVER (PARTITION BY g.trace_id, g.pid, g.tid ORDER BY g.ts_ns, g.end_ns DESC, g.event_id)
                      >= g.end_ns, true)
 ), fused AS (
-    -- the serving libraries' norms and rotary embeddings outside attention, the outermost (the
-    -- copies and adds they run inside are theirs)
-    SELECT f.* FROM (SELECT * FROM r WHERE family IN ('rmsnorm', 'normalization', 'rope', 'act_mul', 'kv_store')) f
+    -- the serving libraries' norms and rotary embeddings, and Inductor kernels, outside attention,
+    -- the outermost (the copies and adds they run inside are theirs)
+    SELECT f.* FROM (SELECT * FROM r WHERE family IN ('rmsnorm', 'normalization', 'rope', 'act_mul', 'kv_store', 'inductor')) f
     ANTI JOIN owners a ON a.trace_id = f.trace_id AND a.pid = f.pid AND a.tid = f.tid
                        AND a.ts_ns <= f.ts_ns AND f.end_ns <= a.end_ns
     QUALIFY coalesce(max(f.end_ns) OVER (PARTITION BY f.trace_id, f.pid, f.tid ORDER BY f.ts_ns, f.end_ns DESC, f.event_id
@@ -285,6 +308,25 @@ WITH r AS (
     SELECT trace_id, event_id, types[1] AS dtype, array_to_string(dims[1], '×') || ', ' || array_to_string(dims[2], '×') AS shape,
            numel(dims[1]) + numel(dims[2]) AS n
     FROM calls WHERE family = 'kv_store' AND len(dims) >= 2
+), inductor AS (
+    -- the numels: its non-empty Concrete Inputs (the trailing Scalars xnumel, rnumel); its buffers:
+    -- every input but a Scalar (a 0-d tensor one element)
+    SELECT trace_id, event_id, starts_with(cpu_op, 'triton_poi_') AS pointwise, inductor_flops_per_element(cpu_op) AS per_element,
+           list_transform(list_filter(concrete, lambda v: v IS NOT NULL AND v <> ''), lambda v: TRY_CAST(v AS DOUBLE)) AS numels,
+           list_filter(list_zip(dims, types), lambda p: p[2] IS NOT NULL AND p[2] NOT IN ('Scalar', '')) AS buffers
+    FROM calls WHERE family = 'inductor'
+), inductor_work AS (
+    SELECT trace_id, event_id, buffers[1][2] AS dtype,
+           array_to_string(list_transform(buffers, lambda p: '[' || array_to_string(p[1], '×') || ']'), ', ')
+               || ' n=' || CASE WHEN pointwise THEN numels[-1]::HUGEINT::VARCHAR
+                                ELSE numels[-2]::HUGEINT || '×' || numels[-1]::HUGEINT END AS shape,
+           per_element * CASE WHEN pointwise THEN numels[-1] ELSE numels[-2] * numels[-1] END AS flops,
+           list_sum(list_transform(buffers, lambda p: coalesce(numel(p[1]), 1) * dtype_bytes(p[2])))
+               + CASE WHEN pointwise THEN numels[-1] * dtype_bytes(buffers[1][2]) ELSE 0 END AS bytes,
+           CASE WHEN len(numels) < CASE WHEN pointwise THEN 1 ELSE 2 END
+                THEN 'Inductor kernel without its numels among the Concrete Inputs' END AS why
+    FROM inductor
+    WHERE len(buffers) >= 1 AND coalesce(list_bool_and(list_transform(numels, lambda x: x IS NOT NULL)), true)
 ), attn_dims AS (
     SELECT *, dims[1][1] AS b,
            CASE WHEN bnhd THEN dims[1][3] ELSE dims[1][2] END AS h,
@@ -367,6 +409,8 @@ WITH r AS (
            NULL
     FROM normalization
     UNION ALL
+    SELECT trace_id, event_id, dtype, shape, flops, bytes, why FROM inductor_work
+    UNION ALL
     SELECT trace_id, event_id, dtype, shape, 3 * n, 2 * n * dtype_bytes(dtype), NULL FROM rope
     UNION ALL
     SELECT trace_id, event_id, dtype, shape, 5 * n_out, (n_in + n_out) * dtype_bytes(dtype), NULL FROM act_mul
@@ -401,12 +445,13 @@ LEFT JOIN serving_heads h USING (trace_id, event_id);
 --   trace_id   trace of the call
 --   event_id   the cpu_op's event in cpu_ops
 --   cpu_op     operator name
---   family     gemm, attention, inference_attention, moe, conv, rmsnorm, normalization, rope, act_mul, kv_store,
---              elementwise or memory (perf_family)
+--   family     gemm, attention, inference_attention, moe, conv, inductor, rmsnorm, normalization, rope,
+--              act_mul, kv_store, elementwise or memory (perf_family)
 --   shape      the shape that decides its work: GEMM 'M×N×K' (with 'B× ' batches and '+bias'),
 --              attention 'B×H×N_q×N_kv×d' (with ' causal'), serving attention 'H_q×d_qk q,
 --              H_kv×d_v kv' and the step's tokens (serving_attention_shape), convolution 'input *
---              weight /stride', a norm its input (with ' +residual'), MoE 'T×H x, w1, top-k', others
+--              weight /stride', a norm its input (with ' +residual'), MoE 'T×H x, w1, top-k', an
+--              Inductor kernel its buffers and numels ('[2×4096×9728], [9728] n=79691776'), others
 --              the input dims
 --   dtype      data type of its first input (Input type)
 --   flops      floating-point operations of one call (NULL when the shapes do not say, or 2^63 and more)
