@@ -2,7 +2,8 @@
 0.25-4 MiB, both flavours, half gzipped) loaded into a trace lake one file after the other
 (--jobs 1), by a pool of two worker processes (--jobs 2), and as one task per file on a Dask
 LocalCluster of two worker processes (--scheduler); and the corpus alone into a database file
-with --jobs 1 and --jobs 2.
+with the default worker count, --jobs 1 and --jobs 2, on an idle machine and beside two CPU-bound
+processes (a busy machine: the default then loads in the command's own process).
 
     python bench/fleet_bench.py            # needs tracedb[dask]
 
@@ -75,17 +76,27 @@ def main() -> None:
         rows.append(("lake, Dask LocalCluster (2 workers)",
                      timed(["load", *map(str, files), "--lake", str(lake), "--scheduler", cluster.scheduler_address])))
     corpus = sorted(CORPUS.glob("*.json.gz"))
-    for jobs in ("1", "2"):
-        db = OUT / "corpus.duckdb"
-        db.unlink(missing_ok=True)
-        rows.append((f"corpus into a database, --jobs {jobs}", timed(["load", *map(str, corpus), "--db", str(db),
-                                                                        "--jobs", jobs])))
+    for busy in (False, True):
+        hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2 if busy else 0)]
+        try:
+            for label, extra in (("default", []), ("--jobs 1", ["--jobs", "1"]), ("--jobs 2", ["--jobs", "2"])):
+                db = OUT / "corpus.duckdb"
+                db.unlink(missing_ok=True)
+                where = "beside 2 busy processes" if busy else "idle"
+                rows.append((f"corpus into a database, {label}, {where}",
+                             timed(["load", *map(str, corpus), "--db", str(db), *extra])))
+        finally:
+            for hog in hogs:
+                hog.kill()
     base = rows[0][1]
-    print(f"{'command':40} {'wall s':>8} {'traces/s':>9} {'vs jobs 1':>9}")
+    print(f"{'command':58} {'wall s':>8} {'traces/s':>9} {'vs jobs 1':>9}")
     for label, wall in rows:
         n = len(corpus) if "corpus" in label else len(files)
-        ref = rows[3][1] if "corpus" in label else base
-        print(f"{label:40} {wall:8.1f} {n / wall:9.1f} {ref / wall:8.2f}x")
+        if "corpus" in label:  # against --jobs 1 in the same conditions
+            ref = next(w for lab, w in rows if "--jobs 1" in lab and "corpus" in lab and lab.split(", ")[-1] == label.split(", ")[-1])
+        else:
+            ref = base
+        print(f"{label:58} {wall:8.1f} {n / wall:9.1f} {ref / wall:8.2f}x")
 
 
 if __name__ == "__main__":

@@ -509,7 +509,7 @@ class Database:
             if len(files) > 1:  # the worker pool's module (multiprocessing) only where it can serve
                 from . import parallel
 
-                workers = parallel.workers(jobs)
+                workers = parallel.workers(jobs, files)
             together = workers > 1
             # side by side, the exports come first here and the trace files go to the pool below
             for path in [p for p in paths if p not in files] if together else paths:
@@ -596,7 +596,7 @@ def load_lake(lake: str | Path, paths: Iterable[str | Path], *, name: str | None
             raise TracedbError(f"--op-mapping: {exc}") from None
         done.landed(mapped)
         meta["op_mapping"] = mapped.name
-    jobs = parallel.workers(jobs)
+    jobs = parallel.workers(jobs, [Path(p) for p in paths])
     fanout.load(lake, paths, name=name, replace=replace, meta=meta, jobs=jobs, scheduler=scheduler,
                 progress=progress, landed=done.landed, failed=done.failed)
     done.in_order(paths)

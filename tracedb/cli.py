@@ -81,7 +81,8 @@ def load(
              "'tracedb[dask]'); the files and the lake must be at the same paths on its workers.",
         show_default=False)] = None,
     jobs: Annotated[Optional[int], typer.Option(
-        "--jobs", "-j", help="Worker processes reading and deriving files side by side (default: the cores); "
+        "--jobs", "-j", help="Worker processes reading and deriving files side by side (default: one per free core, "
+                             "one for less than 8 MiB of files or a busy machine); "
                              "each trace still commits in a transaction of its own, in the order given.",
         show_default=False, min=1)] = None,
     fmt: FormatOption = Format.table,
