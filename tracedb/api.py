@@ -561,6 +561,22 @@ class Database:
 
         return exchange.export(self.con, Path(directory), list(traces) if traces is not None else None)
 
+    def export_perfetto(self, path: str | Path, trace: str, *, step: int | None = None, phase: str | None = None,
+                        min_gap_us: float = 20):
+        """Write a window of one trace (a step, the steps of a phase, or all of it) as a Chrome-trace
+        JSON file for Perfetto UI, with tracedb's steps, layers, idle gaps and why findings on tracks
+        of their own (tracedb export --perfetto); returns what was written."""
+        from . import perfetto
+
+        if step is not None and phase is not None:
+            raise TracedbError("--step and --phase each choose the window: give one")
+        with self._reading():
+            why = self._report("why", trace=trace, vs=None, phase=phase, limit=None, section=None,
+                               min_gap_us=min_gap_us)
+            findings = why.main.records()
+            return perfetto.export(self.con, trace, Path(path), step=step, phase=phase, min_gap_us=min_gap_us,
+                                   findings=findings)
+
 
 def connect(path: str | Path | None = None, *, read_only: bool = True, wait: float = 0.0,
             create: bool = True, storage: str | None = None) -> Database:

@@ -258,14 +258,40 @@ def _report_outcome(o) -> None:
 
 @app.command()
 def export(
-    directory: Annotated[Path, typer.Argument(readable=False, help="A new (or empty) directory to write to.", show_default=False)],
+    directory: Annotated[Optional[Path], typer.Argument(
+        readable=False, help="A new (or empty) directory to write to (not with --perfetto).", show_default=False)] = None,
     db: DbOption = None,
     trace: Annotated[Optional[List[str]], typer.Option(
-        "--trace", "-t", help="Only this trace (name or #id; repeatable). Default: every trace.",
+        "--trace", "-t", help="Only this trace (name or #id; repeatable). Default: every trace; --perfetto: one.",
+        show_default=False)] = None,
+    perfetto: Annotated[Optional[Path], typer.Option(
+        "--perfetto", help="Write one trace's window as Chrome-trace JSON for Perfetto UI (ui.perfetto.dev), with "
+                           "tracedb's steps, layers, idle gaps and why findings on tracks of their own.",
+        show_default=False, dir_okay=False)] = None,
+    step: Annotated[Optional[int], typer.Option(
+        "--step", help="--perfetto: the window of this step (see: tracedb report timeline).", show_default=False)] = None,
+    phase: Annotated[Optional[str], typer.Option(
+        "--phase", help="--perfetto: the window of this phase's steps (prefill, decode, mixed, none).",
         show_default=False)] = None,
 ) -> None:
     """Write the traces as Parquet: DIR/<table>/trace=<name>/data.parquet for every table, the
-    user's rules, and a manifest with the schema version. `tracedb load DIR` brings them back."""
+    user's rules, and a manifest with the schema version. `tracedb load DIR` brings them back.
+    With --perfetto FILE --trace T [--step N | --phase P]: a window of one trace for Perfetto UI."""
+    if perfetto is not None:
+        if directory is not None:
+            raise TracedbError("export writes a directory or, with --perfetto, one file: give one of them")
+        if not trace or len(trace) != 1:
+            raise TracedbError("--perfetto exports one trace: give it with --trace")
+        with api.connect(_db_path(db)) as database:
+            done = database.export_perfetto(perfetto, trace[0], step=step, phase=phase)
+        where = f"step {step}" if step is not None else f"phase {phase}" if phase is not None else "the whole trace"
+        say(f"tracedb: wrote {done.events:,} events of {done.trace} ({where}; {done.findings} why findings) "
+            f"to {done.path}: open it in ui.perfetto.dev")
+        return
+    if directory is None:
+        raise TracedbError("export needs a directory to write to (or --perfetto FILE)")
+    if step is not None or phase is not None:
+        raise TracedbError("--step and --phase choose the window of a --perfetto export")
     with api.connect(_db_path(db)) as database:
         done = database.export(directory, trace)
     say(f"tracedb: exported {done.traces} trace(s) to {done.path} ({done.files} Parquet files)")

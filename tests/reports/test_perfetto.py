@@ -1,0 +1,124 @@
+"""tracedb export --perfetto: a window of a trace as Chrome-trace JSON for Perfetto UI, with
+tracedb's steps, layers, idle gaps and why findings on tracks of their own; loaded back, the
+window's kernels with their exact times."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import tracedb
+from conftest import FIXTURES
+from tracedb import testing
+from tracedb.testing import run_command
+
+
+def gap_trace(path):
+    """Two steps (ProfilerStep#1, #2) of three kernels each; in step 2 the host launches the third
+    kernel 300 µs after the second ended, inside a Python frame: a gap of known place and size."""
+    b = testing.KinetoTrace("nvidia")
+    t = 1_000_000.125  # µs, with sub-µs digits that must come back exactly
+    for step in (1, 2):
+        start = t
+        for i in range(3):
+            late = 300 if (step, i) == (2, 2) else 0
+            if late:
+                b.frame("model.py(42): forward", t - 5, late + 10)
+            b.kernel(f"gemm_{i}", t - 4 + late, t + late, dur=20)
+            t += 21 + late
+        b.x("user_annotation", f"ProfilerStep#{step}", start - 10, t - start + 20)
+        t += 100
+    return b.write(path)
+
+
+def test_a_step_window_round_trips_with_its_gap_on_a_track(tmp_path):
+    db_path = tmp_path / "t.duckdb"
+    with tracedb.connect(db_path, read_only=False) as db:
+        db.load(gap_trace(tmp_path / "gaps.json"))
+        steps = {r["step"] for r in db.report("timeline", trace="gaps").main.records() if r["step"] is not None}
+        kernels = db.sql("SELECT k.name, k.ts_ns, k.dur_ns FROM kernels k JOIN kernel_facts f USING (trace_id, kernel_id) "
+                         "WHERE f.iteration = 2 ORDER BY k.ts_ns").rows
+    assert steps == {1, 2} and len(kernels) == 3
+    out = tmp_path / "step2.json"
+    code, stdout, stderr = run_command(["export", "--perfetto", str(out), "--trace", "gaps", "--step", "2",
+                                        "--db", str(db_path)])
+    assert code == 0, stderr
+    doc = json.loads(out.read_text())
+    events = doc["traceEvents"]
+    # the window: step 2's kernels, none of step 1
+    assert sorted(e["name"] for e in events if e.get("cat") == "kernel") == ["gemm_0", "gemm_1", "gemm_2"]
+    # tracedb's tracks: named, on a process of their own
+    names = {(e["tid"], e["args"]["name"]) for e in events if e["ph"] == "M" and e["name"] == "thread_name"
+             and e.get("cat") is None and e["args"]["name"] in ("steps", "layers", "idle gaps", "why")}
+    assert {n for _, n in names} == {"steps", "layers", "idle gaps", "why"}
+    ours = [e for e in events if e.get("cat") == "tracedb"]
+    assert len({e["pid"] for e in ours}) == 1 and ours[0]["pid"] not in {e["pid"] for e in events
+                                                                         if e.get("cat") == "kernel"}
+    step = [e for e in ours if e["name"].startswith("step ")]
+    assert [e["name"] for e in step] == ["step 2 (none)"]  # a step without a phase annotation: none
+    # the gap: from gemm_1's end to gemm_2's start, 300 µs, named by its cause, with its frame
+    gap = [e for e in ours if e["name"].startswith("idle: ")]
+    assert len(gap) == 1
+    k1, k2 = kernels[1], kernels[2]
+    assert gap[0]["ts"] * 1000 == pytest.approx(k1[1] + k1[2], abs=1)
+    assert gap[0]["dur"] * 1000 == pytest.approx(k2[1] - k1[1] - k1[2], abs=1)
+    assert gap[0]["name"] == "idle: host launched late"
+    assert gap[0]["args"]["frame"] == "model.py(42): forward"
+    assert gap[0]["args"]["at_stake_us"] == pytest.approx(gap[0]["dur"])
+    assert any(e["name"].split(". ", 1)[-1].startswith("host-bound idle") for e in ours if e["tid"] == 4)
+    # loaded back: the window's kernels with their exact times, and the gap slice with its frame
+    with tracedb.connect(tmp_path / "back.duckdb", read_only=False) as back:
+        back.load(out)
+        assert back.sql("SELECT name, ts_ns, dur_ns FROM kernels ORDER BY ts_ns").rows == kernels
+        assert back.sql("SELECT args->>'frame' FROM other_events WHERE name LIKE 'idle: %'").rows == [
+            ("model.py(42): forward",)]
+
+
+def test_the_file_follows_the_trace_event_format(tmp_path):
+    """Checked against the format Perfetto's JSON importer reads (Chrome's Trace Event Format): an
+    object with traceEvents; each event a ph, integer pid and tid (or strings), ts in µs; X events a
+    dur of 0 or more; flow events an id; M events args.name (or args.sort_index). Where Perfetto's own trace processor
+    can run, it opens the file and finds every slice."""
+    db_path = tmp_path / "t.duckdb"
+    with tracedb.connect(db_path, read_only=False) as db:
+        db.load(FIXTURES / "kineto" / "h100_bert-small.json.gz")
+        done = db.export_perfetto(tmp_path / "bert.json", "h100_bert-small")
+    doc = json.loads((tmp_path / "bert.json").read_text())
+    assert done.events == len(doc["traceEvents"]) and done.findings > 0
+    for e in doc["traceEvents"]:
+        assert e["ph"] in ("X", "M", "s", "t", "f", "i"), e
+        assert isinstance(e["pid"], (int, str)) and isinstance(e["tid"], (int, str)), e
+        if e["ph"] == "X":
+            assert isinstance(e["ts"], (int, float)) and e["dur"] >= 0, e
+        if e["ph"] in ("s", "t", "f"):
+            assert "id" in e, e
+        if e["ph"] == "M":  # a name, or a sort index
+            assert ("name" in e["args"]) if e["name"].endswith("_name") else ("sort_index" in e["args"]), e
+    try:
+        from perfetto.trace_processor import TraceProcessor
+    except ImportError:
+        pytest.skip("Perfetto's trace processor is not installed (pip install perfetto; it fetches its "
+                    "binary at first use, which needs a network)")
+    try:
+        tp = TraceProcessor(trace=str(tmp_path / "bert.json"))
+    except Exception as exc:  # no network for its binary
+        pytest.skip(f"Perfetto's trace processor could not start: {str(exc).splitlines()[0][:120]}")
+    slices = tp.query("SELECT count(*) AS n FROM slice").as_pandas_dataframe()["n"][0]
+    assert slices == sum(1 for e in doc["traceEvents"] if e["ph"] == "X")
+
+
+def test_bad_requests_are_one_line(tmp_path):
+    db_path = tmp_path / "t.duckdb"
+    with tracedb.connect(db_path, read_only=False) as db:
+        db.load(FIXTURES / "kineto" / "h100_bert-small.json.gz")
+    for argv, says in [
+        (["--perfetto", str(tmp_path / "x.json")], "--perfetto exports one trace"),
+        (["--perfetto", str(tmp_path / "x.json"), "--trace", "h100_bert-small", "--step", "999"], "no device activity"),
+        (["--perfetto", str(tmp_path / "x.json"), "--trace", "h100_bert-small", "--step", "1", "--phase", "decode"],
+         "give one"),
+        ([str(tmp_path / "dir"), "--step", "1"], "--step and --phase choose the window"),
+    ]:
+        code, _, stderr = run_command(["export", *argv, "--db", str(db_path)])
+        assert code != 0 and says in stderr and len(stderr.strip().splitlines()) == 1, (argv, stderr)
+    assert not (tmp_path / "x.json").exists()

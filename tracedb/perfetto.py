@@ -1,0 +1,134 @@
+"""A window of a trace as a Chrome-trace JSON file for Perfetto UI (tracedb export --perfetto).
+
+The window is a step (its host interval and its device activity), the steps of a phase, or the
+whole trace. The file holds the trace's own events that start in it, as the trace wrote them (ts
+and dur in microseconds, written from the stored nanoseconds, so that loading the file back gives
+the same times), and tracedb's findings on a process of its own, "tracedb findings": a track of
+steps, one of layers, one of idle gaps (a slice per gap named by its cause, with its frame and the
+idle time at stake in its args) and one of the why findings of the window (the trace against its
+own ideal), each a slice over the window's device activity. The rows come from the table macro
+perfetto_window (sql/modules/timeline/perfetto.sql).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import orjson
+
+from . import traces
+from .atomic import replacing
+from .errors import TracedbError
+
+WHOLE = (-(1 << 62), 1 << 62)  # the window of a whole trace: every time tracedb keeps
+_INTEGER = re.compile(r"-?[0-9]{1,18}")
+
+
+@dataclass
+class PerfettoExport:
+    path: Path
+    trace: str
+    events: int
+    findings: int
+    window: tuple[int, int] | None  # first and last nanosecond of the device activity in it
+
+
+def window_of(con: duckdb.DuckDBPyConnection, trace_id: int, step: int | None, phase: str | None) -> tuple[int, int]:
+    """[from, to) in nanoseconds: the step's (or the phase's steps') host intervals and device
+    activity together; the whole trace without either."""
+    if step is None and phase is None:
+        return WHOLE
+    lo, hi, found = con.execute(
+        """WITH a AS (SELECT * FROM device_activity WHERE trace_id = $t AND ($step IS NULL OR step = $step)
+                                                  AND ($phase IS NULL OR step IN (SELECT step FROM device_activity
+                                                       WHERE trace_id = $t AND phase = $phase)))
+           SELECT least(min(a.ts_ns), min(w.ts_ns)), greatest(max(a.end_ns), max(w.end_ns)), count(a.ts_ns)
+           FROM a LEFT JOIN step_windows w ON w.trace_id = a.trace_id AND w.step = a.step""",
+        {"t": trace_id, "step": step, "phase": phase}).fetchone()
+    if not found:
+        what = f"step {step}" if step is not None else f"phase {phase!r}"
+        raise TracedbError(f"the trace has no device activity in {what} (see: tracedb report timeline)")
+    return lo, hi + 1
+
+
+def export(con: duckdb.DuckDBPyConnection, trace: str, out: Path, *, step: int | None = None,
+           phase: str | None = None, min_gap_us: float = 20, findings: list[dict] | None = None) -> PerfettoExport:
+    """Write the window of trace to out (replaced whole, or not at all); findings: the why rows to
+    put on their track (rank, kind, at_stake_ns, where), if any."""
+    trace_id, name = traces.find(con, trace)
+    lo, hi = window_of(con, trace_id, step, phase)
+    rows = con.execute("SELECT ph, cat, name, pid, tid, ts_ns, dur_ns, id, bp, args FROM "
+                       "perfetto_window(?, ?, ?, ?) ORDER BY sort, ts_ns NULLS FIRST",
+                       [trace_id, lo, hi, round(min_gap_us * 1000)]).fetchall()
+    span = con.execute("SELECT min(ts_ns), max(end_ns) FROM device_activity WHERE trace_id = ? AND ts_ns >= ? "
+                       "AND ts_ns < ?", [trace_id, lo, hi]).fetchone()
+    pid = con.execute("SELECT perfetto_pid(?)", [trace_id]).fetchone()[0]
+    told = 0
+
+    def lines():
+        nonlocal told
+        for ph, cat, ev_name, ev_pid, tid, ts_ns, dur_ns, flow_id, bp, args in rows:
+            yield _event(ph, cat, ev_name, ev_pid, tid, ts_ns, dur_ns, flow_id, bp, args)
+        if span[0] is not None:
+            for f in findings or []:
+                told += 1
+                args = {k: v for k, v in f.items() if v is not None}
+                yield _event("X", "tracedb", f"{f.get('rank')}. {f.get('kind')}", str(pid), "4", span[0],
+                             span[1] - span[0], None, None, orjson.dumps(args, default=str).decode())
+
+    meta = {"tracedb": {"trace": name, "step": step, "phase": phase, "from_ns": None if (lo, hi) == WHOLE else lo,
+                        "to_ns": None if (lo, hi) == WHOLE else hi}}
+    events = 0
+
+    def write(f) -> None:
+        nonlocal events
+        f.write(b'{"traceEvents": [\n')
+        first = True
+        for line in lines():
+            f.write(line if first else b",\n" + line)
+            first = False
+            events += 1
+        f.write(b'\n], "displayTimeUnit": "ns", "metadata": ' + orjson.dumps(meta) + b"}\n")
+
+    with replacing(out, "wb") as f:
+        write(f)
+    return PerfettoExport(out, name, events, told, span if span[0] is not None else None)
+
+
+def _micros(ns: int) -> bytes:
+    """Nanoseconds as a JSON number of microseconds, exact (1736413971558972912 -> 1736413971558972.912)."""
+    sign = "-" if ns < 0 else ""
+    whole, frac = divmod(abs(ns), 1000)
+    return f"{sign}{whole}.{frac:03d}".encode() if frac else f"{sign}{whole}".encode()
+
+
+def _id(value) -> bytes:
+    """A pid or tid as the trace wrote it: a number when it is one, else a string."""
+    if value is None:
+        return b"0"
+    text = str(value)
+    return text.encode() if _INTEGER.fullmatch(text) else orjson.dumps(text)
+
+
+def _event(ph, cat, name, pid, tid, ts_ns, dur_ns, flow_id, bp, args) -> bytes:
+    parts = [b'{"ph":' + orjson.dumps(ph)]
+    if cat is not None:
+        parts.append(b'"cat":' + orjson.dumps(cat))
+    if name is not None:
+        parts.append(b'"name":' + orjson.dumps(name))
+    parts.append(b'"pid":' + _id(pid))
+    parts.append(b'"tid":' + _id(tid))
+    if ts_ns is not None:
+        parts.append(b'"ts":' + _micros(ts_ns))
+    if dur_ns is not None:
+        parts.append(b'"dur":' + _micros(dur_ns))
+    if flow_id is not None:
+        parts.append(b'"id":' + _id(flow_id))
+    if bp is not None:
+        parts.append(b'"bp":' + orjson.dumps(bp))
+    if args is not None:
+        parts.append(b'"args":' + args.encode())  # stored JSON, written as it is
+    return b",".join(parts) + b"}"
