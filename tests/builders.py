@@ -79,3 +79,22 @@ def comms_args(ext, rank, group_size, **more) -> dict:
     """record_param_comms args of an all-reduce of 1,024 bf16 elements in process group "0"."""
     return {"External id": ext, "Collective name": "allreduce", "dtype": "BFloat16", "In msg nelems": 1024,
             "Out msg nelems": 1024, "Group size": group_size, "Rank": rank, "Process Group Name": "0", **more}
+
+
+def gap_trace(path, start=1_000_000.125):
+    """Two steps (ProfilerStep#1, #2) of three kernels each, from start (µs); in step 2 the host
+    launches the third kernel 300 µs late, inside a Python frame: an idle gap of 301 µs of known
+    place (the kernels run 1 µs apart otherwise)."""
+    b = testing.KinetoTrace("nvidia")
+    t = start  # µs, with sub-µs digits that must come back exactly
+    for step in (1, 2):
+        start = t
+        for i in range(3):
+            late = 300 if (step, i) == (2, 2) else 0
+            if late:
+                b.frame("model.py(42): forward", t - 5, late + 10)
+            b.kernel(f"gemm_{i}", t - 4 + late, t + late, dur=20)
+            t += 21 + late
+        b.x("user_annotation", f"ProfilerStep#{step}", start - 10, t - start + 20)
+        t += 100
+    return b.write(path)

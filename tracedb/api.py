@@ -157,6 +157,9 @@ class Result:
     __repr__ = __str__  # a Python prompt shows the table, as the terminal does
 
 
+STRIP_TRACES = 4  # traces a report on every trace draws strips of, at most
+
+
 @dataclass(repr=False)
 class ReportResult:
     """A report's sections (the first is "main"), run with bound parameters."""
@@ -167,6 +170,18 @@ class ReportResult:
     labels: tuple[str, str] | None = None  # a comparison's traces: name, platform, device
     names: tuple[str, str] | None = None  # a comparison's trace names
     bounded: bool = True  # a table shows its first rows only (no limit was asked for)
+    # the report's timeline strips (its header's Strips:) as an HTML figure, drawn now, or on the
+    # first HTML rendering while the database is open (strips_later)
+    strips: str | None = None
+    strips_later: Callable[[], str] | None = None
+
+    def strips_html(self) -> str:
+        if self.strips is None and self.strips_later is not None:
+            try:
+                self.strips = self.strips_later()
+            except (duckdb.Error, TracedbError):  # the database closed since: the page without them
+                self.strips = ""
+        return self.strips or ""
 
     @property
     def main(self) -> Result:
@@ -201,10 +216,10 @@ class ReportResult:
 
     def to_html(self) -> str:
         """The whole report as one self-contained page (tables and SVG charts)."""
-        return html.page(self.report, self._triples(), self.labels, self.names)
+        return html.page(self.report, self._triples(), self.labels, self.names, self.strips_html())
 
     def _repr_html_(self) -> str:
-        return html.fragment(self.report, self._triples(), self.labels, self.names)
+        return html.fragment(self.report, self._triples(), self.labels, self.names, self.strips_html())
 
     def text(self, fmt: Format | str = Format.table, width: int | None = None, wide: bool = False,
              bounded: bool = True) -> str:
@@ -404,12 +419,51 @@ class Database:
 
     def report(self, name: str, *, trace: str | None = None, vs: str | Sequence[str] | None = None,
                phase: str | None = None, limit: int | None = None, section: str | None = None,
-               **params: Any) -> ReportResult:
+               strips: bool | None = None, **params: Any) -> ReportResult:
         """Run a report (see tracedb.reports_available()); a comparison takes trace= and vs=.
         compare with several vs (vs=["b", "c"]) or a trace pattern (trace="h100_*") compares them
-        all (the compare-many report); compare-many and trend take the traces as trace= and vs=."""
+        all (the compare-many report); compare-many and trend take the traces as trace= and vs=.
+        strips: draw the timeline strips of a report that has them now (True: for its HTML after
+        the database closes), never (False), or on its first HTML rendering (None)."""
         with self._reading():
-            return self._report(name, trace=trace, vs=vs, phase=phase, limit=limit, section=section, **params)
+            result = self._report(name, trace=trace, vs=vs, phase=phase, limit=limit, section=section, **params)
+        if result.report.strips and strips is not False:
+            def draw() -> str:
+                with self._reading():
+                    return self._strips(result)
+            if strips:
+                result.strips = draw()
+            else:
+                result.strips_later = draw
+        return result
+
+    def _strips(self, result: ReportResult) -> str:
+        """The timeline strips of a report's traces: A and B, the trace asked for, or the first
+        STRIP_TRACES traces of its rows."""
+        from . import strips as stripsmod
+
+        values = result.params
+        if values.get("trace") is not None and values.get("vs") is not None:
+            wanted = [values["trace"], values["vs"]]
+        elif values.get("trace") is not None:
+            wanted = [values["trace"]]
+        else:
+            main = result.main
+            at = main.columns.index("trace") if "trace" in main.columns else None
+            wanted = list(dict.fromkeys(r[at] for r in main.rows))[:STRIP_TRACES] if at is not None else []
+        if not wanted:
+            return ""
+        return stripsmod.figure(self.con, [str(w) for w in wanted], step=values.get("step"),
+                                phase=values.get("phase"), min_gap_us=values.get("min_gap_us") or 20)
+
+    def timeline_strips(self, traces: Sequence[str], *, step: int | None = None, phase: str | None = None,
+                        min_gap_us: float = 20) -> str:
+        """Timeline strips of one trace or of two (A above B) as an HTML figure of inline SVG: per
+        step, its streams' kernels and its idle gaps by cause (tracedb.strips)."""
+        from . import strips as stripsmod
+
+        with self._reading():
+            return stripsmod.figure(self.con, list(traces), step=step, phase=phase, min_gap_us=min_gap_us)
 
     def _report(self, name: str, *, trace, vs, phase, limit, section, **params: Any) -> ReportResult:
         params_limit = limit  # as given: a section --limit is not for says so

@@ -510,7 +510,8 @@ def run_report(
         with api.connect(_db_path(db), read_only=False, create=False) as database:
             _add_rules(database, rules_file)
     with api.connect(_db_path(db)) as database:
-        result = database.report(name, section=section, **named, **given)
+        # the timeline strips are drawn for an HTML page alone, while the database is open
+        result = database.report(name, section=section, strips=fmt is Format.html, **named, **given)
     if fmt is Format.csv and len(result.sections) > 1:  # CSV holds one table: a stream or file each
         if output is None:
             rest = [n for n in result.sections if n != result.main_name]

@@ -44,6 +44,8 @@ def reports_page() -> str:
             out += [f"With `--trace` alone: {r.alone}.", ""]
         if r.rows_for:
             out += [f"Rows only for {r.rows_for}.", ""]
+        if r.strips:
+            out += [f"Timeline strips (HTML): {r.strips}.", ""]
         for alias in r.aliases:
             out += [f"`tracedb report {alias.name}` runs this report when given "
                     f"{ALIAS_TEXT[alias.when]}.", ""]

@@ -103,20 +103,23 @@ def write_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], out, *, t
 
 
 def page(report, results: list[tuple[Any, list[str], list[tuple]]], labels: tuple[str, str] | None,
-         names: tuple[str, str] | None = None) -> str:
+         names: tuple[str, str] | None = None, strips: str = "") -> str:
     """The whole HTML document of a report's sections (results of tracedb.reports.run); labels and
-    names: the titles and the names of a comparison's traces A and B."""
+    names: the titles and the names of a comparison's traces A and B; strips: its timeline strips
+    (an HTML figure, tracedb.strips), drawn under the title."""
     title = report.name + (f" — A: {labels[0]} vs B: {labels[1]}" if labels else "")
-    return document(title, fragment(report, results, labels, names))
+    return document(title, fragment(report, results, labels, names, strips))
 
 
 def fragment(report, results: list[tuple[Any, list[str], list[tuple]]], labels: tuple[str, str] | None,
-             names: tuple[str, str] | None = None) -> str:
-    """A report's title, tables and charts without the document around them (a notebook cell)."""
+             names: tuple[str, str] | None = None, strips: str = "") -> str:
+    """A report's title, strips, tables and charts without the document around them (a notebook cell)."""
     title = report.name + (f" — A: {labels[0]} vs B: {labels[1]}" if labels else "")
     parts = [f"<h1>{escape(title)}</h1>",
              f'<p class="meta">{escape(report.summary)}<br>tracedb report, '
              f'{dt.datetime.now().strftime("%Y-%m-%d %H:%M")}</p>']
+    if strips:
+        parts.append(strips)
     for section, columns, rows in results:
         keep = [i for i, c in enumerate(columns) if not section.columns.get(c) or not section.columns[c].json_only]
         columns, rows = [columns[i] for i in keep], [tuple(r[i] for i in keep) for r in rows]

@@ -50,6 +50,10 @@ its header has a line `-- Alone: what it gives for one trace` (why: one trace ag
 With --limit, a report's totals rows are still its whole result's (the limited sections run again
 without it), unless its header has a line `-- Limit: ...` saying the rows past the limit are
 summed in a last row of their own.
+
+A line `-- Strips: ...` makes its HTML page (and the notebook's) draw the timeline strips of its
+traces (tracedb.strips: A above B for a comparison), the step its `step` parameter names or the
+slowest and a typical one.
 """
 
 from __future__ import annotations
@@ -125,6 +129,7 @@ class Report:
     limit_folds: bool = False
     aliases: list[Alias] = field(default_factory=list)  # "-- Alias: NAME when CONDITION" lines
     rows_for: str | None = None  # "-- Rows: ...": the traces it has rows for (None: every trace with kernels)
+    strips: str | None = None  # "-- Strips: ...": its HTML draws the timeline strips of its traces
 
     def section(self, name: str) -> Section:
         """The section of that name, or a TracedbError listing those there are."""
@@ -256,6 +261,8 @@ def _parse_header(path: Path, report: Report, section: Section, header: list[tup
                 report.alone = stripped.split(":", 1)[1].strip()
             elif part == "summary" and stripped.lower().startswith("rows:") and allow_params:
                 report.rows_for = stripped.split(":", 1)[1].strip()
+            elif part == "summary" and stripped.lower().startswith("strips:") and allow_params:
+                report.strips = stripped.split(":", 1)[1].strip()
             elif part == "summary" and stripped.lower().startswith("limit:") and allow_params:
                 report.limit_folds = True
             elif part == "summary" and stripped.lower().startswith("example:") and allow_params:

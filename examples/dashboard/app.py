@@ -195,6 +195,12 @@ def show(db: Path) -> None:
             # where each step's time goes, A above B, and where the idle time sits (gaps by cause and frame)
             st.subheader("Steps")
             stacked_steps(compare["steps"], (a, b))
+            st.subheader("Steps on the timeline")  # A's slowest and typical step above B's, gaps by cause
+            with tracedb.connect(db) as con:
+                steps = sorted({r["step"] for r in con.report("timeline", trace=a).main.records()
+                                if r["step"] is not None})
+                chosen = st.selectbox("Step", ["slowest and typical", *steps], key="strip_step")
+                st.html(con.timeline_strips([a, b], step=None if chosen == "slowest and typical" else chosen))
             for side, name in (("A", a), ("B", b)):
                 gaps = report(db, "gaps", trace=name, min_gap_us=20)["main"]
                 st.subheader(f"Idle gaps — {side}: {name}")

@@ -3,12 +3,14 @@
 -- grouped as A slower / A faster / within 10 % (then operations found on one side only), with the
 -- cpu_op that issues each and the kernels behind the time.
 -- Chart: op -> a_total_ns,b_total_ns  Time per operation, A and B side by side
+-- Strips: A's slowest and typical step above B's (or -p step=N): streams and idle gaps
 -- Example: tracedb report compare --trace h100_bert-small --vs mi300_bert-small
 -- Parameters:
 --   trace = NULL   trace A (name or #id)
 --   vs = NULL      trace B (name or #id)
 --   phase = NULL   only kernels of this phase: prefill, decode, mixed or none (NULL: all)
 --   limit = NULL   rows of the operations table (NULL: every operation)
+--   step = NULL    the step the HTML's timeline strips draw (NULL: the slowest and a typical one)
 -- Columns:
 --   status         text             A slower, A faster, within 10%, only A or only B (by total time)
 --   op             text             operation family

@@ -6,6 +6,7 @@
 -- launched late (HTA's host wait), synchronisation, queued and waiting (HTA's kernel wait), no
 -- launch recorded.
 -- Chart: cause+frame -> idle_ns  Idle time per finding
+-- Strips: each trace's slowest and typical step (or -p step=N): where in the step its gaps sit
 -- Example: tracedb report gaps --trace h100_bert-small -p min_gap_us=20
 -- Rows: traces with an idle gap longer than the threshold
 -- Parameters:
@@ -13,6 +14,7 @@
 --   phase = NULL       only gaps before a kernel of this phase: prefill, decode, mixed or none (NULL: all)
 --   min_gap_us = 50    the shortest gap counted, in microseconds
 --   limit = NULL       findings per trace (NULL: every finding)
+--   step = NULL        the step the HTML's timeline strips draw (NULL: the slowest and a typical one)
 -- Columns:
 --   trace         text             trace name
 --   cause         text             host launched late, synchronisation, queued and waiting, no launch recorded

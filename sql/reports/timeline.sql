@@ -3,11 +3,13 @@
 -- time, computation, communication and memcpy, and how much of the communication and memcpy no
 -- computation hides (TraceLens's gpu_timeline; the view gpu_timeline).
 -- Chart: trace+window -> compute_ns,exposed_comm_ns,exposed_memcpy_ns,idle_ns stacked  Wall-clock time of each window
+-- Strips: each trace's slowest and typical step (or -p step=N): its streams and idle gaps
 -- Example: tracedb report timeline --trace h100_bert-small
 -- Parameters:
 --   trace = NULL   trace name or #id (NULL: every trace)
 --   phase = NULL   only the steps of this phase: prefill, decode, mixed or none (NULL: the whole trace and every step)
 --   limit = NULL   step rows per trace (NULL: every step)
+--   step = NULL    the step the HTML's timeline strips draw (NULL: the slowest and a typical one)
 -- Columns:
 --   trace              text             trace name
 --   window             text             whole trace, or the step (its number and annotation or frame)

@@ -10,6 +10,7 @@
 -- phase are taken for one size.
 -- Limit: the findings past --limit are summed in the remainder, the last row
 -- Alone: the trace against its own ideal (idle against none, each modelled operation against its device's roofline, waiting in collectives against none)
+-- Strips: A's slowest and typical step above B's (or -p step=N): where the idle time sits
 -- Example: tracedb report why --trace h100_bert-small --vs mi300_bert-small
 -- Parameters:
 --   trace = NULL      trace A (name or #id)
@@ -17,6 +18,7 @@
 --   phase = NULL      only the steps of this phase: prefill, decode, mixed or none (NULL: the whole traces)
 --   min_gap_us = 20   idle gaps at least this long are told apart by cause and frame; shorter ones count together
 --   limit = 12        findings listed before the remainder
+--   step = NULL       the step the HTML's timeline strips draw (NULL: the slowest and a typical one)
 -- Columns:
 --   rank         id               1 first: the largest time at stake; the remainder last
 --   kind         text             host-bound idle, synchronisation idle, queued idle, short gaps, slower kernels, more kernels or calls, collective waiting, collective transfer, less overlap, exposed memcpy, roofline, remainder

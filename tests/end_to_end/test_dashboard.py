@@ -4,6 +4,7 @@ database holding a trace pair and an AIE trace. Skipped when the dashboard extra
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import socket
 import subprocess
@@ -124,8 +125,9 @@ def test_steps_stand_as_stacked_bars(db, monkeypatch):
 
 
 def test_the_timeline_shows_where_each_sides_idle_time_sits(db, monkeypatch):
-    """The Timeline tab: the steps of A and B, then each side's idle gaps by cause and frame, as the
-    gaps report finds them (gaps of 20 µs and more)."""
+    """The Timeline tab: the steps of A and B, their timeline strips (A's slowest step above B's),
+    then each side's idle gaps by cause and frame, as the gaps report finds them (gaps of 20 µs and
+    more)."""
     app = run_app(db, monkeypatch)
     headers = [h.value for h in app.subheader]
     assert f"Idle gaps — A: {PAIR[0]}" in headers and f"Idle gaps — B: {PAIR[1]}" in headers
@@ -138,6 +140,11 @@ def test_the_timeline_shows_where_each_sides_idle_time_sits(db, monkeypatch):
     assert [v["finding"] for v in drawn] == [f"{g['cause']} · {g['frame'] or '(no frame)'}" for g in gaps[:15]]
     assert sum(v[unit] for v in drawn) == pytest.approx(sum(g["idle_ns"] for g in gaps[:15]) / UNITS[unit.split()[-1]],
                                                         rel=1e-6)
+    # the strips: A's step above B's, a gap rectangle per idle gap of 20 µs and more in it
+    strip = next(h.proto.body for h in app.get("html") if 'class="strips"' in h.proto.body)
+    assert re.findall(r'data-trace="([^"]+)"', strip) == list(PAIR)
+    with tracedb.connect(db) as con:
+        assert strip == con.timeline_strips(list(PAIR))
 
 
 def test_dashboard_compares_the_chosen_pair(db, monkeypatch):
@@ -198,6 +205,15 @@ def test_dashboard_renders_in_a_headless_browser(db, tmp_path):
         assert f"<p>{tab}</p>" in dom, tab
     assert "h100_bert-small" in dom and "mi300_bert-small" in dom  # the pair chosen in the sidebar
     assert dom.count("stDataFrame") > 0 and "stException" not in dom and "Traceback" not in dom
+    # the Timeline tab's strips (the page holds the open tab's content alone: the strips the tab
+    # draws, checked in test_the_timeline_shows_where_each_sides_idle_time_sits, are opened here)
+    with tracedb.connect(db) as con:
+        strip = con.timeline_strips(list(PAIR))
+    page = tmp_path / "strips.html"
+    page.write_text(f"<!DOCTYPE html><html><body>{strip}</body></html>")
+    drawn = subprocess.run([*common, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    assert drawn.count('<rect class="gap"') == strip.count('<rect class="gap"') > 0
+    assert re.findall(r'data-trace="([^"]+)"', drawn) == list(PAIR)
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
 

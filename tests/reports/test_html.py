@@ -33,6 +33,7 @@ class Page(HTMLParser):
         super().__init__()
         self.tables: list[list[int]] = []  # per table: cells per row
         self.svgs: list[dict] = []
+        self.strips: list[dict] = []
         self.outside: list[str] = []
         self.tags: set[str] = set()
         self._svg = None
@@ -51,7 +52,8 @@ class Page(HTMLParser):
             self.tables[-1][-1] += 1
         elif tag == "svg":
             self._svg = {"rects": 0, "xmlns": attrs.get("xmlns")}
-            self.svgs.append(self._svg)
+            # the timeline strips (tracedb.strips) apart from the section charts
+            (self.strips if attrs.get("class") == "strips" else self.svgs).append(self._svg)
         elif tag == "rect" and self._svg is not None:
             self._svg["rects"] += 1
 
@@ -94,6 +96,7 @@ def test_html_page_has_tables_and_charts(db, tmp_path, name):
         assert set(table) == {len(shown)}
     charts = [(c, len(sections[s.name])) for s in shown_order for c in s.charts if sections.get(s.name)]
     assert len(page.svgs) == len(charts) >= 1
+    assert len(page.strips) == (1 if report.strips else 0)  # the traces' steps, drawn once
     for svg, (chart, n) in zip(page.svgs, charts):
         assert svg["xmlns"] == "http://www.w3.org/2000/svg"
         if chart.kind == "stacked":  # a legend entry per part, then a bar's parts that are not empty
@@ -106,7 +109,8 @@ def test_html_page_has_tables_and_charts(db, tmp_path, name):
 def test_chart_legends_name_the_traces(db, tmp_path):
     out = tmp_path / "compare.html"
     run_cli("report", "compare", *RUNS["compare"], "--format", "html", "-o", out, db=db, check=True)
-    svgs = [part.split("</svg>", 1)[0] for part in out.read_text(encoding="utf-8").split("<svg")[1:]]
+    svgs = [part.split("</svg>", 1)[0] for part in out.read_text(encoding="utf-8").split("<svg")[1:]
+            if not part.startswith(' class="strips"')]
     wall, svg = svgs[0], svgs[1]  # the wall-clock parts, then time per operation
     assert f">{PAIR[0]}</text>" in wall and f">{PAIR[1]}</text>" in wall and "a_ns" not in wall
     assert f">{PAIR[0]}: total</text>" in svg and f">{PAIR[1]}: total</text>" in svg

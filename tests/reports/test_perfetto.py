@@ -9,27 +9,9 @@ import json
 import pytest
 
 import tracedb
+from builders import gap_trace
 from conftest import FIXTURES
-from tracedb import testing
 from tracedb.testing import run_command
-
-
-def gap_trace(path):
-    """Two steps (ProfilerStep#1, #2) of three kernels each; in step 2 the host launches the third
-    kernel 300 µs after the second ended, inside a Python frame: a gap of known place and size."""
-    b = testing.KinetoTrace("nvidia")
-    t = 1_000_000.125  # µs, with sub-µs digits that must come back exactly
-    for step in (1, 2):
-        start = t
-        for i in range(3):
-            late = 300 if (step, i) == (2, 2) else 0
-            if late:
-                b.frame("model.py(42): forward", t - 5, late + 10)
-            b.kernel(f"gemm_{i}", t - 4 + late, t + late, dur=20)
-            t += 21 + late
-        b.x("user_annotation", f"ProfilerStep#{step}", start - 10, t - start + 20)
-        t += 100
-    return b.write(path)
 
 
 def test_a_step_window_round_trips_with_its_gap_on_a_track(tmp_path):

@@ -103,7 +103,7 @@ def test_parameters_are_checked_against_the_report(db):
     run = run_cli("report", "gaps", "-p", "min_gap=5", db=db)
     assert run.returncode == 1 and run.stderr.strip() == (
         "tracedb: error: report gaps has no parameter min_gap; its parameters: --trace (default all), "
-        "--phase (default all), min_gap_us (default 50), --limit (default all)")
+        "--phase (default all), min_gap_us (default 50), --limit (default all), step (default none)")
     run = run_cli("report", "gaps", "-p", "min_gap_us=abc", db=db)
     assert run.returncode == 1 and run.stderr.strip() == (
         "tracedb: error: report gaps: min_gap_us is a whole number (default 50), not 'abc'")
