@@ -539,6 +539,7 @@ class Database:
         con = self._writable("load traces")
         meta = dict(meta or {})
         done = Loaded([], [], on_outcome, on_error)
+        paths, repeated = given_once(paths, name)
         landed, failed = done.landed, done.failed
         # trace ids are never reused: whatever this load commits gets a larger id than any there now
         first_new_id = con.execute("SELECT coalesce(max(trace_id), 0) + 1 FROM traces").fetchone()[0]
@@ -590,6 +591,8 @@ class Database:
             if is_interrupt(exc):
                 _raise_if_committed(con, first_new_id, in_progress, stored_rules)
             raise
+        for outcome in repeated:
+            landed(outcome)
         return done
 
     def refresh(self) -> int:
@@ -632,6 +635,27 @@ class Database:
                                    findings=findings)
 
 
+def given_once(paths: list[Path], name: str | None) -> tuple[list[Path], list["LoadOutcome"]]:
+    """The files of a load, each once, and an outcome "skipped" for each file given again (the same
+    file by any path), landed after the others."""
+    from .ingest.loader import LoadOutcome, default_name
+
+    seen: set = set()
+    once, repeated = [], []
+    for path in paths:
+        try:
+            key = path.resolve()
+        except (OSError, RuntimeError):  # a path resolve() cannot follow: the load names its problem
+            key = path
+        if key in seen:
+            repeated.append(LoadOutcome(path, name or default_name(path), "skipped",
+                                        note="given twice in this load: loaded once"))
+            continue
+        seen.add(key)
+        once.append(path)
+    return once, repeated
+
+
 def connect(path: str | Path | None = None, *, read_only: bool = True, wait: float = 0.0,
             create: bool = True, storage: str | None = None) -> Database:
     """Open a tracedb file: read-only unless read_only=False (which also creates a missing file,
@@ -659,6 +683,8 @@ def load_lake(lake: str | Path, paths: Iterable[str | Path], *, name: str | None
     check_load_args(paths, name)
     meta = dict(meta or {})
     done = Loaded([], [], on_outcome, on_error)
+    given = [Path(p) for p in paths]
+    paths, repeated = given_once(given, name)
     if op_mapping is not None:
         try:
             mapped = lakemod.add(op_mapping, lake, replace=replace, kind=OP_MAPPING)
@@ -669,7 +695,9 @@ def load_lake(lake: str | Path, paths: Iterable[str | Path], *, name: str | None
     jobs = parallel.workers(jobs, [Path(p) for p in paths])
     fanout.load(lake, paths, name=name, replace=replace, meta=meta, jobs=jobs, scheduler=scheduler,
                 progress=progress, landed=done.landed, failed=done.failed)
-    done.in_order(paths)
+    for outcome in repeated:
+        done.landed(outcome)
+    done.in_order(given)
     return done
 
 
@@ -720,7 +748,9 @@ class Loaded:
     def in_order(self, paths: list[Path]) -> None:
         """Outcomes and failures in the order the files were given (they land as each is done);
         those of other paths (an op mapping, an export's traces) first."""
-        position = {path: i for i, path in enumerate(paths)}
+        position: dict[Path, int] = {}
+        for i, path in enumerate(paths):
+            position.setdefault(path, i)  # a file given twice: its place is its first
         self.outcomes.sort(key=lambda o: position.get(o.path, -1))
         self.failures.sort(key=lambda f: position.get(f[0], -1))
 

@@ -15,6 +15,7 @@ import datetime as dt
 import decimal
 import enum
 import json
+import math
 import os
 from typing import Any, Sequence
 
@@ -160,7 +161,20 @@ def records(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[dict[
 
 
 def to_json(value: Any) -> str:
-    return json.dumps(value, default=_json_default, ensure_ascii=False, indent=2)
+    """JSON text of value; a number JSON cannot write (NaN, an infinity) is null."""
+    return json.dumps(_finite(value), default=_json_default, ensure_ascii=False, indent=2, allow_nan=False)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, decimal.Decimal):
+        return value if value.is_finite() else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _is_number(value: Any) -> bool:

@@ -10,6 +10,7 @@ file and is tried before the built-in rows.
 from __future__ import annotations
 
 import csv
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,7 +95,7 @@ def _read_rows(path: Path) -> list[list[str]]:
     if not path.is_file():
         raise TracedbError(f"{path}: no such rules file")
     try:
-        with open(path, newline="", encoding="utf-8") as f:
+        with open(path, newline="", encoding="utf-8-sig") as f:  # a byte-order mark is not in the header
             rows = list(csv.reader(f))
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise TracedbError(f"{path}: cannot read rules file: {exc}") from None
@@ -128,11 +129,15 @@ def validate(path: Path, kind: RuleKind, rows: list[list[str]]) -> None:
                     raise TracedbError(f"{path}: line {line}: {column} is empty")
             for column in kind.numeric:
                 try:
-                    if rec[column].strip() and float(rec[column]) < 0:
+                    # a peak is a positive finite number: 0 or 1e400 (infinity) would make every share of it
+                    # infinite or undefined
+                    if rec[column].strip() and not 0 < float(rec[column]) < math.inf:
                         raise ValueError
                 except ValueError:
-                    raise TracedbError(f"{path}: line {line}: {column} {rec[column]!r} is not a number of "
-                                       "TFLOP/s or TB/s (or empty: not published)") from None
+                    raise TracedbError(f"{path}: line {line}: {column} {rec[column]!r} is not a positive number "
+                                       "of TFLOP/s or TB/s (or empty: not published)") from None
+            if kind.numeric and not any(rec[c].strip() for c in kind.numeric):
+                raise TracedbError(f"{path}: line {line}: no peak given (one of {', '.join(kind.numeric)} at least)")
             if kind.table == "kernel_rules":
                 covers = rec.get("covers", "").strip()
                 if rec["match"] in CONTEXT_MATCHES and not covers:

@@ -46,6 +46,18 @@ def _bad_files(tmp_path):
     cut_head.write_text('{"schemaVersion": 1, "traceEvents": [{"ph": "X", "na')
     directory = tmp_path / "a_directory"
     directory.mkdir()
+    import bz2
+    import lzma
+    import zipfile
+
+    trace = b'{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 1, "ts": 1, "dur": 2}]}'
+    xz = tmp_path / "trace.json.xz"
+    xz.write_bytes(lzma.compress(trace))
+    bz = tmp_path / "trace.json.bz2"
+    bz.write_bytes(bz2.compress(trace))
+    zipped = tmp_path / "trace.zip"
+    with zipfile.ZipFile(zipped, "w") as z:
+        z.writestr("trace.json", trace)
     return {
         "csv of another tool": (csv, "not JSON"),
         "corrupt gzip": (corrupt, "gzip"),
@@ -57,11 +69,16 @@ def _bad_files(tmp_path):
         "no complete event": (cut_head, "no complete event"),
         "missing file": (tmp_path / "missing.json", "no such file"),
         "directory": (directory, "directory"),
+        # compressed files and archives are named for what they are (not "looks like CSV")
+        "xz": (xz, "an xz-compressed file"),
+        "bzip2": (bz, "a bzip2-compressed file"),
+        "zip": (zipped, "a zip archive"),
     }
 
 
 CASES = ["csv of another tool", "corrupt gzip", "not json", "empty file", "whitespace only",
-         "json that is not a trace", "array that is not a trace", "no complete event", "missing file", "directory"]
+         "json that is not a trace", "array that is not a trace", "no complete event", "missing file", "directory",
+         "xz", "bzip2", "zip"]
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -298,3 +315,20 @@ def test_quotes_in_every_path_a_load_writes_or_reads(tmp_path, monkeypatch):
     assert proc.returncode == 0, proc.stderr
     assert kernels(db) == ["k0", "k1", "k2"]
     assert list(scratch.iterdir()) == []  # nothing left in the temporary folder
+
+
+@pytest.mark.parametrize("where", ["--db", "--lake"])
+def test_a_file_given_twice_loads_once_and_says_so(tmp_path, where):
+    """The same file twice in one load (by any path): loaded once, the repeat skipped with its
+    reason, exit 0 (not "identical content", not a clash of names)."""
+    again = tmp_path / "sub" / ".." / KINETO[0].name
+    (tmp_path / "sub").mkdir()
+    (tmp_path / KINETO[0].name).write_bytes(KINETO[0].read_bytes())
+    first = tmp_path / KINETO[0].name
+    target = tmp_path / ("t.duckdb" if where == "--db" else "lake")
+    proc = subprocess.run([sys.executable, "-m", "tracedb.cli", "load", str(first), str(again), where, str(target)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.strip() == f"tracedb: {again}: skipped: given twice in this load: loaded once"
+    with tracedb.connect(target) as db:
+        assert db.sql("SELECT count(*) FROM traces").rows == [(1,)]

@@ -228,6 +228,11 @@ def test_user_rules_file_reclassifies_and_is_removable(tmp_path):
     ("kernel,op\nfoo,Attention\n", "not a rules file: the header must be"),
     ("", "empty rules file"),
     (None, "no such rules file"),
+    # a peak is a positive, finite number: 0 or 1e400 (infinity) would make every share of it undefined
+    ("priority,regex,device,fp32,tf32,bf16,fp16,fp8,mem_tbps,reference\n5,MyGPU,My GPU,0,,,100,,1.5,mine\n", "line 2: fp32 '0' is not a positive number"),
+    ("priority,regex,device,fp32,tf32,bf16,fp16,fp8,mem_tbps,reference\n5,MyGPU,My GPU,1e400,,,100,,1.5,mine\n", "line 2: fp32 '1e400' is not a positive number"),
+    ("priority,regex,device,fp32,tf32,bf16,fp16,fp8,mem_tbps,reference\n5,MyGPU,My GPU,nan,,,100,,1.5,mine\n", "line 2: fp32 'nan' is not a positive number"),
+    ("priority,regex,device,fp32,tf32,bf16,fp16,fp8,mem_tbps,reference\n5,MyGPU,My GPU,,,,,,,mine\n", "line 2: no peak given"),
 ])
 def test_bad_rules_file_leaves_the_database_unchanged(tmp_path, text, message):
     from conftest import table_counts
@@ -263,3 +268,26 @@ def test_report_files_are_parsed_once_per_process(monkeypatch):
         reports.get("why")
         reports.available()
     assert parsed == []
+
+
+def test_a_rules_file_with_a_byte_order_mark_loads(tmp_path):
+    """Spreadsheets save CSV with a UTF-8 byte-order mark: it is not part of the header."""
+    db = tmp_path / "bom.duckdb"
+    run_cli("load", BY_NAME["h100_bert-small"], db=db, check=True)
+    path = tmp_path / "peaks.csv"
+    path.write_bytes(b"\xef\xbb\xbfpriority,regex,device,fp32,tf32,bf16,fp16,fp8,mem_tbps,reference\n"
+                     b"5,MyGPU,My GPU,10,,,100,,1.5,mine\n")
+    run_cli("rules", "add", path, db=db, check=True)
+    rows = json.loads(run_cli("sql", "SELECT device, fp32, priority FROM device_peaks WHERE source = 'peaks.csv'",
+                              "--format", "json", db=db, check=True).stdout)
+    assert rows == [{"device": "My GPU", "fp32": 10.0, "priority": 5}]
+
+
+def test_json_writes_null_for_numbers_json_cannot_hold(tmp_path):
+    """NaN and the infinities are not JSON: --format json writes null, at any depth."""
+    db = tmp_path / "j.duckdb"
+    run_cli("load", BY_NAME["h100_bert-small"], db=db, check=True)
+    out = run_cli("sql", "SELECT 'nan'::DOUBLE AS a, '-inf'::DOUBLE AS b, 1.5 AS c, ['inf'::DOUBLE, 2.0] AS l, "
+                  "{'x': 'nan'::DOUBLE} AS s", "--format", "json", db=db, check=True).stdout
+    assert "NaN" not in out and "Infinity" not in out
+    assert json.loads(out) == [{"a": None, "b": None, "c": 1.5, "l": [None, 2.0], "s": {"x": None}}]

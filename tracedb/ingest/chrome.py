@@ -96,6 +96,13 @@ class ChromeResult:
     metadata: list[tuple[str, object]] = field(default_factory=list)
 
 
+# Compressed files and archives by their magic bytes, for a message that says what the file is.
+_ARCHIVES = ((b"\xfd7zXZ\x00", "an xz-compressed file"), (b"BZh", "a bzip2-compressed file"),
+             (b"\x28\xb5\x2f\xfd", "a zstd-compressed file"), (b"PK\x03\x04", "a zip archive"),
+             (b"PK\x05\x06", "an empty zip archive"), (b"7z\xbc\xaf\x27\x1c", "a 7-zip archive"),
+             (b"\x04\x22\x4d\x18", "an lz4-compressed file"))
+
+
 def _start_kind(stream: TraceStream) -> str:
     head = stream.head(4096).lstrip(b" \t\r\n\xef\xbb\xbf")
     if not head:
@@ -103,6 +110,10 @@ def _start_kind(stream: TraceStream) -> str:
     first = head[:1]
     if first in (b"{", b"["):
         return "object" if first == b"{" else "array"
+    for magic, what in _ARCHIVES:
+        if head.startswith(magic):
+            raise BadTraceFile(stream.path, f"not JSON: {what}; tracedb reads JSON and gzip-compressed JSON: "
+                                            "decompress it first")
     snippet = head[:40].decode("utf-8", "replace").splitlines()[0]
     if b"," in head.split(b"\n", 1)[0] and not head.startswith((b"{", b"[")):
         raise BadTraceFile(stream.path, f"not JSON: looks like CSV (starts with {snippet!r})")
