@@ -179,7 +179,7 @@ class ReportResult:
         if self.strips is None and self.strips_later is not None:
             try:
                 self.strips = self.strips_later()
-            except (duckdb.Error, TracedbError):  # the database closed since: the page without them
+            except duckdb.ConnectionException:  # the database closed since: the page without them
                 self.strips = ""
         return self.strips or ""
 
@@ -427,6 +427,15 @@ class Database:
         the database closes), never (False), or on its first HTML rendering (None)."""
         with self._reading():
             result = self._report(name, trace=trace, vs=vs, phase=phase, limit=limit, section=section, **params)
+        step = result.params.get("step")
+        if result.report.strips and step is not None:
+            try:
+                if int(step) != float(step):
+                    raise ValueError
+                result.params["step"] = int(step)
+            except (TypeError, ValueError):
+                raise TracedbError(f"report {result.report.name}: step is a whole number (a step of the trace, see "
+                                   f"tracedb report timeline), not {step!r}") from None
         if result.report.strips and strips is not False:
             def draw() -> str:
                 with self._reading():
@@ -443,7 +452,8 @@ class Database:
         from . import strips as stripsmod
 
         values = result.params
-        if values.get("trace") is not None and values.get("vs") is not None:
+        compare = values.get("trace") is not None and values.get("vs") is not None
+        if compare:
             wanted = [values["trace"], values["vs"]]
         elif values.get("trace") is not None:
             wanted = [values["trace"]]
@@ -454,7 +464,7 @@ class Database:
         if not wanted:
             return ""
         return stripsmod.figure(self.con, [str(w) for w in wanted], step=values.get("step"),
-                                phase=values.get("phase"), min_gap_us=values.get("min_gap_us") or 20)
+                                phase=values.get("phase"), min_gap_us=values.get("min_gap_us") or 20, compare=compare)
 
     def timeline_strips(self, traces: Sequence[str], *, step: int | None = None, phase: str | None = None,
                         min_gap_us: float = 20) -> str:
@@ -627,12 +637,18 @@ class Database:
 
         if step is not None and phase is not None:
             raise TracedbError("--step and --phase each choose the window: give one")
+        out = Path(path)
+        if out.is_dir():
+            raise TracedbError(f"{out}: is a directory; give a file name")
+        if self.path is not None and out.exists() and Path(self.path).exists() and os.path.samefile(out, self.path):
+            raise TracedbError(f"{out}: is the database itself; choose another output file")
         with self._reading():
+            trace_id, _ = tracemod.find(self.con, trace)
+            perfetto.window_of(self.con, trace_id, step, phase)  # a window that holds nothing: before the work
             why = self._report("why", trace=trace, vs=None, phase=phase, limit=None, section=None,
                                min_gap_us=min_gap_us)
-            findings = why.main.records()
-            return perfetto.export(self.con, trace, Path(path), step=step, phase=phase, min_gap_us=min_gap_us,
-                                   findings=findings)
+            return perfetto.export(self.con, trace, out, step=step, phase=phase, min_gap_us=min_gap_us,
+                                   findings=why.main.records())
 
 
 def given_once(paths: list[Path], name: str | None) -> tuple[list[Path], list["LoadOutcome"]]:

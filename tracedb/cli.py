@@ -267,7 +267,7 @@ def export(
     perfetto: Annotated[Optional[Path], typer.Option(
         "--perfetto", help="Write one trace's window as Chrome-trace JSON for Perfetto UI (ui.perfetto.dev), with "
                            "tracedb's steps, layers, idle gaps and why findings on tracks of their own.",
-        show_default=False, dir_okay=False)] = None,
+        show_default=False)] = None,
     step: Annotated[Optional[int], typer.Option(
         "--step", help="--perfetto: the window of this step (see: tracedb report timeline).", show_default=False)] = None,
     phase: Annotated[Optional[str], typer.Option(
@@ -338,8 +338,9 @@ def run_sql(
 ) -> None:
     """Run a SQL query and print its rows as they are stored. The query reads the database and
     nothing else: it cannot write (the file is open read-only), read or write other files
-    (COPY ... TO, EXPORT DATABASE, ATTACH, read_csv), install or load extensions, or change
-    settings. To save rows to a file, use --format csv and redirect the output."""
+    (COPY ... TO, EXPORT DATABASE, ATTACH, read_csv; it has no temporary directory either, so it
+    runs in memory), install or load extensions, or change settings. To save rows to a file, use
+    --format csv and redirect the output."""
     with api.connect(_db_path(db)) as database:
         database.lock_down()
         result = database.sql(query)

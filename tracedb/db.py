@@ -20,6 +20,8 @@ a file held elsewhere is a one-line error naming the holder, and open_db can wai
 
 from __future__ import annotations
 
+import atexit
+import functools
 import hashlib
 import os
 import re
@@ -134,6 +136,10 @@ def _connect(path: Path, read_only: bool, memory_limit: str | None, storage: str
     config: dict = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
     if memory_limit:
         config["memory_limit"] = memory_limit
+    if read_only:
+        # a reader spills in a folder of its own, never in FILE.tmp beside the database (a writer's,
+        # which a reader can then tell apart: see below)
+        config["temp_directory"] = str(reader_spill())
     copied = False
     if not read_only and not path.exists():
         wanted = storage or storage_version()
@@ -147,6 +153,10 @@ def _connect(path: Path, read_only: bool, memory_limit: str | None, storage: str
         locked = "Could not set lock" in str(exc) or "Conflicting lock" in str(exc)
         raise (DatabaseLocked if locked else TracedbError)(_explain_open_error(path, exc)) from None
     scratch.remove_dead()  # what killed commands left in the temporary directory
+    if read_only and spill_folder(path).is_dir() and not in_use(spill_folder(path)):
+        # a read-only open holds the file, so no tracedb writer runs: FILE.tmp is a killed writer's
+        # (or a DuckDB shell's that ended); one that some process still has a file of open is left
+        shutil.rmtree(spill_folder(path), ignore_errors=True)
     if not read_only:
         # this connection holds the file's only lock: DuckDB's spill folder beside it is what a
         # killed writer left (DuckDB removes it on a clean close only), unless this process has
@@ -179,6 +189,34 @@ def spill_folder(path: Path) -> Path:
     return path.with_name(path.name + ".tmp")
 
 
+@functools.cache
+def reader_spill() -> Path:
+    """This process's folder for what read-only connections spill (removed when it exits; a killed
+    process's by the next command, scratch.remove_dead)."""
+    folder = scratch.make("spill")
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
+
+
+def in_use(folder: Path) -> bool:
+    """Whether some process has a file under folder open (Linux: /proc/*/fd); True where that
+    cannot be told, so that nothing another process uses is removed."""
+    proc = Path("/proc")
+    if not (proc / "self" / "fd").is_dir():
+        return True
+    prefix = str(folder.resolve()) + os.sep
+    for pid in os.listdir(proc):
+        if not pid.isdigit():
+            continue
+        try:
+            for fd in os.scandir(proc / pid / "fd"):
+                if os.readlink(fd.path).startswith(prefix):
+                    return True
+        except OSError:  # a process that ended, or another user's: its files are not ours to judge
+            continue
+    return False
+
+
 def _explain_open_error(path: Path, exc: Exception) -> str:
     text = str(exc)
     if "Could not set lock" in text or "Conflicting lock" in text:
@@ -200,11 +238,12 @@ def _explain_open_error(path: Path, exc: Exception) -> str:
 
 def lock_down(con: duckdb.DuckDBPyConnection) -> None:
     """Let a connection run a user's SQL and nothing else: no file read or written (COPY ... TO,
-    EXPORT DATABASE, ATTACH, read_csv of any path), no extension installed or loaded, and no
-    setting changed afterwards, by DuckDB's own switches rather than a filter of keywords, whatever
+    EXPORT DATABASE, ATTACH, read_csv of any path; no temporary directory either, so its queries run
+    in memory), no extension installed or loaded, and no setting changed afterwards, by DuckDB's own switches rather than a filter of keywords, whatever
     wraps the statement (EXPLAIN ANALYZE, a CTE, a macro, a prepared statement). The database itself
     must be open read-only; a trace lake's connection reads its Parquet through registered Arrow
     datasets (tracedb.lake), so it too is left with no file to reach."""
+    con.execute("SET temp_directory = ''")  # DuckDB lets a query write in its temporary directory: none
     con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")
 

@@ -24,7 +24,7 @@ from .atomic import replacing
 from .errors import TracedbError
 
 WHOLE = (-(1 << 62), 1 << 62)  # the window of a whole trace: every time tracedb keeps
-_INTEGER = re.compile(r"-?[0-9]{1,18}")
+_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]{0,17})")  # a JSON number: no leading zero
 
 
 @dataclass
@@ -37,14 +37,15 @@ class PerfettoExport:
 
 
 def window_of(con: duckdb.DuckDBPyConnection, trace_id: int, step: int | None, phase: str | None) -> tuple[int, int]:
-    """[from, to) in nanoseconds: the step's (or the phase's steps') host intervals and device
-    activity together; the whole trace without either."""
+    """[from, to) in nanoseconds: the step's host interval and device activity together; for a
+    phase, from the first to the last of its steps (a step's phase: its kernels' most common one;
+    one window, so steps of another phase between them are in it); the whole trace without either."""
     if step is None and phase is None:
         return WHOLE
     lo, hi, found = con.execute(
-        """WITH a AS (SELECT * FROM device_activity WHERE trace_id = $t AND ($step IS NULL OR step = $step)
-                                                  AND ($phase IS NULL OR step IN (SELECT step FROM device_activity
-                                                       WHERE trace_id = $t AND phase = $phase)))
+        """WITH s AS (SELECT step FROM device_activity WHERE trace_id = $t AND step IS NOT NULL GROUP BY step
+                      HAVING ($step IS NULL OR step = $step) AND ($phase IS NULL OR mode(phase) = $phase)),
+                a AS (SELECT * FROM device_activity WHERE trace_id = $t AND step IN (SELECT step FROM s))
            SELECT least(min(a.ts_ns), min(w.ts_ns)), greatest(max(a.end_ns), max(w.end_ns)), count(a.ts_ns)
            FROM a LEFT JOIN step_windows w ON w.trace_id = a.trace_id AND w.step = a.step""",
         {"t": trace_id, "step": step, "phase": phase}).fetchone()
@@ -76,6 +77,8 @@ def export(con: duckdb.DuckDBPyConnection, trace: str, out: Path, *, step: int |
             for f in findings or []:
                 told += 1
                 args = {k: v for k, v in f.items() if v is not None}
+                # the findings are the trace's (or the phase's), not the step's: drawn over the window
+                args["of"] = f"phase {phase}" if phase is not None else "the whole trace"
                 yield _event("X", "tracedb", f"{f.get('rank')}. {f.get('kind')}", str(pid), "4", span[0],
                              span[1] - span[0], None, None, orjson.dumps(args, default=str).decode())
 
@@ -93,8 +96,11 @@ def export(con: duckdb.DuckDBPyConnection, trace: str, out: Path, *, step: int |
             events += 1
         f.write(b'\n], "displayTimeUnit": "ns", "metadata": ' + orjson.dumps(meta) + b"}\n")
 
-    with replacing(out, "wb") as f:
-        write(f)
+    try:
+        with replacing(out, "wb") as f:
+            write(f)
+    except OSError as exc:
+        raise TracedbError(f"{out}: cannot write: {exc.strerror or exc}") from None
     return PerfettoExport(out, name, events, told, span if span[0] is not None else None)
 
 

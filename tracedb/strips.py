@@ -1,7 +1,8 @@
 """Timeline strips: a picture of where in a step the GPU works and where it sits idle.
 
-Per trace and step: one lane per stream (kernels coloured by operation, memcpys and memsets,
-collectives), and one lane of the step's idle gaps coloured by cause, the frame and the idle time
+Per trace and step: one lane per stream (kernels coloured by operation, one colour per operation
+in all the strips of a figure; memcpys and memsets grey, collectives dark red), and one lane of the
+step's idle gaps coloured by cause, the frame and the idle time
 at stake on hover (an SVG <title>: no JavaScript). Traces are drawn one above the other (A above
 B), each step from its first device activity, on one time axis. By default a trace shows its
 slowest step and a typical one (the step whose span is nearest the median); `step` asks for one.
@@ -11,7 +12,6 @@ dashboard's Timeline tab draw them.
 
 from __future__ import annotations
 
-import zlib
 from dataclasses import dataclass, field
 from html import escape
 
@@ -22,13 +22,13 @@ from . import traces as tracesmod
 WIDTH = 900  # pixels of the longest step drawn
 LABEL_W = 150
 LANE_H, LANE_GAP, HEAD_H = 12, 3, 20
-MAX_RECTS = 20_000  # per strip: a step of more activities merges those under a pixel on a lane
 OP_COLOURS = ("#4e79a7", "#f28e2b", "#59a14f", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
               "#86bcb6", "#8cd17d", "#499894", "#d4a6c8")
 FIXED = {"Memcpy": "#9aa5b1", "Memset": "#c5ccd3"}
 COMM = "#c0392b"
-CAUSES = {"host launched late": "#e67e22", "synchronisation": "#8e44ad", "queued and waiting": "#f1c40f",
-          "no launch recorded": "#7f8c8d"}
+OTHER = "#dddddd"
+CAUSES = {"host launched late": "#111111", "synchronisation": "#7b2cbf", "queued and waiting": "#bcbd22",
+          "no launch recorded": "#7f7f7f"}  # colours no operation takes
 
 
 @dataclass
@@ -43,15 +43,23 @@ class Strip:
     gaps: list[tuple[int, int, str, str | None]] = field(default_factory=list)  # (start, idle, cause, frame)
 
 
+def _step_spans(con: duckdb.DuckDBPyConnection, trace_id: int, phase: str | None) -> list[tuple[int, int]]:
+    """(step, span) of the trace's steps, of one phase if given (a step's phase: its kernels' most
+    common one)."""
+    return con.execute(
+        "SELECT step, max(end_ns) - min(ts_ns) AS span FROM device_activity WHERE trace_id = ? AND step IS NOT NULL "
+        "GROUP BY step HAVING ? IS NULL OR mode(phase) = ? ORDER BY span DESC, step", [trace_id, phase, phase]).fetchall()
+
+
 def chosen_steps(con: duckdb.DuckDBPyConnection, trace_id: int, step: int | None, phase: str | None) -> list[tuple[int | None, str]]:
     """The steps to draw, with why: the one asked for, else the slowest and a typical one (one
-    step when they are the same), else the whole trace when it has no steps."""
+    step when they are the same), else the whole trace when it has no steps (and no phase was
+    asked for: then nothing)."""
     if step is not None:
         return [(step, "asked for")]
-    rows = con.execute("SELECT step, span_ns FROM gpu_timeline WHERE trace_id = ? AND step IS NOT NULL "
-                       "AND (? IS NULL OR phase = ?) ORDER BY span_ns DESC, step", [trace_id, phase, phase]).fetchall()
+    rows = _step_spans(con, trace_id, phase)
     if not rows:
-        return [(None, "whole trace")]
+        return [] if phase is not None else [(None, "whole trace")]
     spans = sorted(r[1] for r in rows)
     median = spans[(len(spans) - 1) // 2]
     typical = min(rows, key=lambda r: (abs(r[1] - median), r[0]))[0]
@@ -59,13 +67,11 @@ def chosen_steps(con: duckdb.DuckDBPyConnection, trace_id: int, step: int | None
 
 
 def strip_of(con: duckdb.DuckDBPyConnection, side: str, trace_id: int, name: str, step: int | None, why: str,
-             min_gap_ns: int) -> Strip | None:
+             gaps: list[tuple[int, int, int, str, str | None]]) -> Strip | None:
+    """One step's strip; gaps: the trace's idle gaps (start, end, idle, cause, frame)."""
     acts = con.execute(
         "SELECT kind, name, op, class, device, stream, ts_ns, dur_ns FROM device_activity "
-        "WHERE trace_id = ? AND step IS NOT DISTINCT FROM ? ORDER BY ts_ns, end_ns", [trace_id, step]).fetchall() \
-        if step is not None else con.execute(
-        "SELECT kind, name, op, class, device, stream, ts_ns, dur_ns FROM device_activity WHERE trace_id = ? "
-        "ORDER BY ts_ns, end_ns", [trace_id]).fetchall()
+        "WHERE trace_id = ? AND (? IS NULL OR step = ?) ORDER BY ts_ns, end_ns", [trace_id, step, step]).fetchall()
     if not acts:
         return None
     start = acts[0][6]
@@ -76,45 +82,64 @@ def strip_of(con: duckdb.DuckDBPyConnection, side: str, trace_id: int, name: str
         lane = (f"device {device} " if len(devices) > 1 else "") + f"stream {stream}"
         strip.lanes.setdefault(lane, []).append((ts - start, dur, op or kind, cls, act_name))
     strip.lanes = dict(sorted(strip.lanes.items(), key=lambda kv: (-len(kv[1]), kv[0])))
-    strip.gaps = [(s - start, idle, cause, frame) for s, idle, cause, frame in con.execute(
-        "SELECT start_ns, idle_ns, cause, frame FROM gpu_idle_gaps(?, ?) WHERE start_ns >= ? AND end_ns <= ? "
-        "ORDER BY start_ns", [trace_id, min_gap_ns, start, end]).fetchall()]
+    strip.gaps = [(s - start, idle, cause, frame) for s, e, idle, cause, frame in gaps if s >= start and e <= end]
     return strip
 
 
 def strips(con: duckdb.DuckDBPyConnection, wanted: list[str], *, step: int | None = None, phase: str | None = None,
-           min_gap_us: float = 20) -> list[Strip]:
-    """The strips of the traces named (A first), each its chosen steps."""
-    out = []
-    sides = ["A", "B"] if len(wanted) == 2 else [None] * len(wanted)
+           min_gap_us: float = 20, compare: bool | None = None) -> tuple[list[Strip], list[str]]:
+    """The strips of the traces named (A first when compare, default: two traces), each its
+    chosen steps; and what could not be drawn ("B: no step 7")."""
+    out, missing = [], []
+    compare = len(wanted) == 2 if compare is None else compare
+    sides = ["A", "B"] if compare else [None] * len(wanted)
     for side, want in zip(sides, wanted):
         trace_id, name = tracesmod.find(con, want)
-        for chosen, why in chosen_steps(con, trace_id, step, phase):
-            s = strip_of(con, side or name, trace_id, name, chosen, why, round(min_gap_us * 1000))
-            if s is not None:
+        gaps = con.execute("SELECT start_ns, end_ns, idle_ns, cause, frame FROM gpu_idle_gaps(?, ?) ORDER BY start_ns",
+                           [trace_id, round(min_gap_us * 1000)]).fetchall()
+        chosen = chosen_steps(con, trace_id, step, phase)
+        if not chosen:
+            missing.append(f"{side or name}: no step of phase {phase}")
+        for number, why in chosen:
+            s = strip_of(con, side or name, trace_id, name, number, why, gaps)
+            if s is None:
+                missing.append(f"{side or name}: no device activity in step {number}")
+            else:
                 out.append(s)
+    return out, missing
+
+
+def colours(drawn: list[Strip]) -> dict[tuple[str, str], str]:
+    """A colour per (operation, class) of the strips: collectives dark red, memcpy and memset grey,
+    the others the palette's colours in order of their time over all the strips drawn (so that
+    one operation has one colour in A and in B, and the operations taking most time are told
+    apart), the rest a light grey."""
+    time: dict[tuple[str, str], int] = {}
+    for s in drawn:
+        for items in s.lanes.values():
+            for _, dur, op, cls, _ in items:
+                time[(op, cls)] = time.get((op, cls), 0) + dur
+    out, free = {}, iter(OP_COLOURS)
+    for key in sorted(time, key=lambda k: (-time[k], k)):
+        op, cls = key
+        out[key] = COMM if cls == "comm" else FIXED.get(op) or next(free, OTHER)
     return out
 
 
-def op_colour(op: str, cls: str) -> str:
-    """The colour of an operation, the same in every strip and trace (a hash of its name)."""
-    if cls == "comm":
-        return COMM
-    return FIXED.get(op) or OP_COLOURS[zlib.crc32(op.encode()) % len(OP_COLOURS)]
-
-
-def _merged(items: list[tuple[int, int, str, str, str]], ns_per_px: float) -> list[tuple[int, int, str, str, str, int]]:
-    """Activities of a lane, those under a pixel merged with the next of the same colour (count kept)."""
+def _merged(items: list[tuple[int, int, str, str, str]], ns_per_px: float,
+            colour: dict[tuple[str, str], str]) -> list[tuple[int, int, str, str, str, int, str]]:
+    """A lane's activities, those under a pixel merged with the one before when it ends within a
+    pixel (the count kept, the colour the first's): at most about two rectangles per pixel of the
+    lane, whatever the step holds."""
     out: list[list] = []
     for start, dur, op, cls, name in items:
-        colour = op_colour(op, cls)
-        if out and dur < ns_per_px and out[-1][6] == colour and start - (out[-1][0] + out[-1][1]) < ns_per_px:
+        if out and dur < ns_per_px and out[-1][1] < ns_per_px and start - (out[-1][0] + out[-1][1]) < ns_per_px:
             last = out[-1]
             last[1] = max(last[1], start + dur - last[0])
             last[5] += 1
             continue
-        out.append([start, dur, op, cls, name, 1, colour])
-    return [tuple(x[:6]) for x in out]
+        out.append([start, dur, op, cls, name, 1, colour[(op, cls)]])
+    return [tuple(x) for x in out]
 
 
 def svg(drawn: list[Strip]) -> str:
@@ -125,7 +150,7 @@ def svg(drawn: list[Strip]) -> str:
     ns_per_px = longest / WIDTH
     x = lambda ns: LABEL_W + ns / ns_per_px  # noqa: E731
     parts, y = [], 0
-    used_ops: dict[tuple[str, str], int] = {}
+    colour = colours(drawn)
     for s in drawn:
         label = f"{s.side}: {s.trace}" if s.side != s.trace else s.trace
         where = "whole trace" if s.step is None else f"step {s.step} ({s.why})"
@@ -138,11 +163,10 @@ def svg(drawn: list[Strip]) -> str:
             parts.append(f'<text x="0" y="{y + LANE_H - 2}" font-size="11">{escape(lane)}</text>')
             parts.append(f'<rect x="{LABEL_W}" y="{y}" width="{s.span_ns / ns_per_px:.1f}" height="{LANE_H}" '
                          f'fill="#f4f4f4"/>')
-            for start, dur, op, cls, name, n in _merged(items, ns_per_px):
-                used_ops[(op, cls)] = used_ops.get((op, cls), 0) + dur
-                tip = f"{op}: {name}" if n == 1 else f"{op}: {n} activities"
+            for start, dur, op, cls, name, n, fill in _merged(items, ns_per_px, colour):
+                tip = f"{op}: {name}" if n == 1 else f"{n} activities from {op}: {name}"
                 parts.append(f'<rect class="act" x="{x(start):.2f}" y="{y}" width="{max(dur / ns_per_px, 0.5):.2f}" '
-                             f'height="{LANE_H}" fill="{op_colour(op, cls)}"><title>{escape(tip)} · '
+                             f'height="{LANE_H}" fill="{fill}"><title>{escape(tip)} · '
                              f'{dur / 1000:,.1f} µs</title></rect>')
             y += LANE_H + LANE_GAP
         parts.append(f'<text x="0" y="{y + LANE_H - 2}" font-size="11">idle gaps</text>')
@@ -165,7 +189,7 @@ def svg(drawn: list[Strip]) -> str:
         t += step_ns
     y += 26
     # legend: the operations with the most time, then the gaps' causes
-    legend = [(op, op_colour(op, cls)) for (op, cls), _ in sorted(used_ops.items(), key=lambda kv: -kv[1])[:12]]
+    legend = [(op, c) for (op, cls), c in colour.items() if c != OTHER][:len(OP_COLOURS) + 2]
     legend += [(f"idle: {c}", colour) for c, colour in CAUSES.items()]
     lx = 0
     for text, colour in legend:
@@ -198,11 +222,13 @@ def _tick(span: int) -> int:
 
 
 def figure(con: duckdb.DuckDBPyConnection, wanted: list[str], *, step: int | None = None, phase: str | None = None,
-           min_gap_us: float = 20) -> str:
+           min_gap_us: float = 20, compare: bool | None = None) -> str:
     """The strips of the traces as an HTML figure ('' when none of them has device activity)."""
-    drawn = strips(con, wanted, step=step, phase=phase, min_gap_us=min_gap_us)
+    drawn, missing = strips(con, wanted, step=step, phase=phase, min_gap_us=min_gap_us, compare=compare)
+    note = f'<p class="meta">Not drawn: {escape("; ".join(missing))}.</p>' if missing else ""
     if not drawn:
-        return ""
-    title = "Timeline strips: " + ("A above B, " if len(wanted) == 2 else "") + \
+        return note
+    two = {s.side for s in drawn} >= {"A", "B"}
+    title = "Timeline strips: " + ("A above B, " if two else "") + \
         "each step from its first device activity (hover a gap for its cause, frame and time at stake)"
-    return f"<figure><figcaption>{escape(title)}</figcaption>{svg(drawn)}</figure>"
+    return f"<figure><figcaption>{escape(title)}</figcaption>{svg(drawn)}{note}</figure>"

@@ -122,8 +122,21 @@ def test_leftovers_of_dead_processes_go_and_of_live_ones_stay(tmp_path):
         open_db(db).close()
         spill.mkdir()
         (spill / "duckdb_temp_storage-0.tmp").write_bytes(b"\0" * 1024)
-        with open_db(db, read_only=True):  # a reader removes dead owners' folders, not the spill folder
-            assert not left.exists() and live.exists() and spill.exists() and elsewhere.exists()
+        # a process that still has a file of the spill folder open (a DuckDB shell spilling, say):
+        # a reader leaves the folder; it removes dead owners' scratch folders
+        holder = subprocess.Popen([sys.executable, "-c", "import sys; f = open(sys.argv[1], 'rb'); print('open', "
+                                   "flush=True); sys.stdin.read()", str(spill / "duckdb_temp_storage-0.tmp")],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            assert holder.stdout.readline().strip() == "open"
+            with open_db(db, read_only=True):
+                assert not left.exists() and live.exists() and spill.exists() and elsewhere.exists()
+        finally:
+            holder.communicate("")
+        # once nothing holds it, a read-only open holds the file (no writer runs): it is a killed writer's
+        with open_db(db, read_only=True):
+            assert not spill.exists()
+        spill.mkdir()
         with open_db(db):  # a writer holds the only lock: the spill folder is a killed writer's
             assert not spill.exists()
             spill.mkdir()  # ... but not one of this process's own connections to the file

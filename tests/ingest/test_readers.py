@@ -7,6 +7,8 @@ import gzip
 import hashlib
 import json
 
+from pathlib import Path
+
 import pytest
 
 from conftest import KINETO, load, run_cli, write_tc_trace, tc_op
@@ -114,6 +116,11 @@ def test_usage_errors_print_usage_and_exit_2_without_traceback(tmp_path, args):
     "SELECT * FROM read_csv('{db}')",
     "INSTALL httpfs",
     "SET enable_external_access = true",
+    # DuckDB lets a query write in its temporary directory: the database's spill folder FILE.tmp
+    # (a killed writer's, present) or the reader's own
+    "COPY (SELECT 1 AS a) TO '{db}.tmp/y.parquet'",
+    "COPY (SELECT 1 AS a) TO '{spill}/y.parquet'",
+    "SET temp_directory = '{other_dir}'",
 ])
 def test_sql_reads_the_database_and_nothing_else(tmp_path, query):
     db = tmp_path / "runs.duckdb"
@@ -121,11 +128,15 @@ def test_sql_reads_the_database_and_nothing_else(tmp_path, query):
     run_cli("load", path, db=db, check=True)
     before = db.read_bytes()
     other, other_dir = tmp_path / "other.duckdb", tmp_path / "export"
-    proc = run_cli("sql", query.format(db=db, other=other, other_dir=other_dir), db=db)
+    from tracedb.db import reader_spill
+
+    spill = reader_spill()
+    proc = run_cli("sql", query.format(db=db, other=other, other_dir=other_dir, spill=spill), db=db)
     assert proc.returncode == 1 and proc.stderr.startswith("tracedb: error: SQL error:")
     assert "Traceback" not in proc.stderr
     assert db.read_bytes() == before
     assert not other.exists() and not other_dir.exists()
+    assert not Path(f"{db}.tmp").exists() and list(spill.iterdir()) == []
     ok = run_cli("sql", "SELECT count(*) AS n FROM traces", "--format", "csv", db=db, check=True)
     assert ok.stdout.split() == ["n", "1"]
 

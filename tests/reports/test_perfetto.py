@@ -104,3 +104,28 @@ def test_bad_requests_are_one_line(tmp_path):
         code, _, stderr = run_command(["export", *argv, "--db", str(db_path)])
         assert code != 0 and says in stderr and len(stderr.strip().splitlines()) == 1, (argv, stderr)
     assert not (tmp_path / "x.json").exists()
+
+
+def test_a_step_holds_its_own_gaps_and_steps_only(tmp_path):
+    """Step 1's window: its own step slice, and not the gap into step 2 (which starts in step 1's
+    time and ends in step 2's)."""
+    db_path = tmp_path / "t.duckdb"
+    with tracedb.connect(db_path, read_only=False) as db:
+        db.load(gap_trace(tmp_path / "gaps.json"))
+        db.export_perfetto(tmp_path / "step1.json", "gaps", step=1)
+    ours = [e for e in json.loads((tmp_path / "step1.json").read_text())["traceEvents"] if e.get("cat") == "tracedb"]
+    assert [e["name"] for e in ours if e["tid"] == 1] == ["step 1 (none)"]
+    assert [e for e in ours if e["name"].startswith("idle: ")] == []
+    assert {e["args"]["of"] for e in ours if e["tid"] == 4} == {"the whole trace"}
+
+
+def test_the_database_itself_is_never_the_output(tmp_path):
+    db_path = tmp_path / "t.duckdb"
+    with tracedb.connect(db_path, read_only=False) as db:
+        db.load(gap_trace(tmp_path / "gaps.json"))
+    before = db_path.read_bytes()
+    for target, says in [(db_path, "is the database itself"), (tmp_path, "is a directory"),
+                         (tmp_path / "no" / "such" / "dir.json", "cannot write")]:
+        code, _, stderr = run_command(["export", "--perfetto", str(target), "--trace", "gaps", "--db", str(db_path)])
+        assert code == 1 and says in stderr and len(stderr.strip().splitlines()) == 1, stderr
+    assert db_path.read_bytes() == before

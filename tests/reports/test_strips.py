@@ -96,3 +96,23 @@ def test_a_notebook_draws_them_while_the_database_is_open(db):
     with tracedb.connect(db) as d:
         late = d.report("timeline", trace="a")
     assert '<svg class="strips"' not in late.to_html()  # drawn on first rendering: the database closed before
+
+
+def test_a_step_one_side_lacks_is_said_and_names_are_escaped(tmp_path):
+    b = testing.KinetoTrace("nvidia")
+    b.kernel('k<"&>', 996, 1000, dur=20)
+    b.x("user_annotation", "ProfilerStep#1", 990, 40)
+    path = tmp_path / "t.duckdb"
+    with tracedb.connect(path, read_only=False) as d:
+        d.load(b.write(tmp_path / "one.json"), name="one")
+        d.load(gap_trace(tmp_path / "two.json"), name="two")
+        html = d.timeline_strips(["one", "two"], step=2)
+        assert "Not drawn: A: no device activity in step 2" in html
+        assert re.findall(r'data-trace="(\w+)"', html) == ["two"]
+        escaped = d.timeline_strips(["one"])
+    assert "k&lt;&quot;&amp;&gt;" in escaped and 'k<"&>' not in escaped
+
+
+def test_a_step_that_is_not_a_whole_number_is_one_line(db):
+    code, _, err = run_command(["report", "timeline", "--trace", "a", "-p", "step=abc", "--db", str(db), "--format", "html"])
+    assert code == 1 and "step is a whole number" in err and len(err.strip().splitlines()) == 1

@@ -21,7 +21,7 @@ CREATE OR REPLACE MACRO perfetto_pid(want_trace_id) AS (
 -- The events of a window (table macro): want_trace_id, the window [from_ns, to_ns), and the
 -- shortest idle gap drawn (min_gap_ns).
 -- Columns:
---   ph     Chrome-trace phase: X (a slice), s / t / f (a flow), i (an instant), M (a name)
+--   ph     Chrome-trace phase: X (a slice), s / t / f (a flow), M (a name)
 --   cat    category (the trace's own, or tracedb for its tracks)
 --   name   slice name
 --   pid    process (as the trace writes it; tracedb's tracks: perfetto_pid)
@@ -61,14 +61,17 @@ WITH tracks AS (
     FROM metadata_events WHERE trace_id = want_trace_id AND name IN ('process_name', 'thread_name',
                                                                      'process_sort_index', 'thread_sort_index')
 ), steps AS (
-    -- each step's device activity in the window: first start to last end
-    SELECT 'X' AS ph, 'tracedb' AS cat,
-           'step ' || a.step || coalesce(' (' || any_value(a.phase) FILTER (a.phase IS NOT NULL) || ')', '') AS name,
-           min(a.ts_ns) AS ts_ns, max(a.end_ns) - min(a.ts_ns) AS dur_ns,
-           json_object('step', a.step, 'kernels', count(*) FILTER (a.kind = 'kernel')) AS args
-    FROM device_activity a
-    WHERE a.trace_id = want_trace_id AND a.step IS NOT NULL AND a.ts_ns >= from_ns AND a.ts_ns < to_ns
-    GROUP BY a.step
+    -- each step whose device activity lies in the window: first start to last end
+    SELECT 'X' AS ph, 'tracedb' AS cat, name, ts_ns, dur_ns, args
+    FROM (
+        SELECT 'step ' || a.step || coalesce(' (' || mode(a.phase) || ')', '') AS name,
+               min(a.ts_ns) AS ts_ns, max(a.end_ns) - min(a.ts_ns) AS dur_ns, max(a.end_ns) AS end_ns,
+               json_object('step', a.step, 'kernels', count(*) FILTER (a.kind = 'kernel')) AS args
+        FROM device_activity a
+        WHERE a.trace_id = want_trace_id AND a.step IS NOT NULL
+        GROUP BY a.step
+    )
+    WHERE ts_ns >= from_ns AND end_ns <= to_ns
 ), layers AS (
     SELECT 'X' AS ph, 'tracedb' AS cat,
            'layer ' || l.layer || coalesce(': ' || any_value(l.layer_module), '') AS name,
@@ -83,7 +86,7 @@ WITH tracks AS (
                        'frame_cpu_op', frame_cpu_op, 'sync_call', sync_call, 'before', before_name,
                        'after', after_name, 'after_op', after_op) AS args
     FROM gpu_idle_gaps(want_trace_id, min_gap_ns)
-    WHERE start_ns >= from_ns AND start_ns < to_ns
+    WHERE start_ns >= from_ns AND end_ns <= to_ns
 ), ours AS (
     SELECT ph, cat, name, 1 AS track, ts_ns, dur_ns, args FROM steps
     UNION ALL SELECT ph, cat, name, 2, ts_ns, dur_ns, args FROM layers
