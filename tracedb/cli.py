@@ -648,6 +648,10 @@ def main() -> None:
     except TracedbError as exc:
         say(f"tracedb: error: {exc}")
         sys.exit(1)
+    except OSError as exc:  # a path the system refuses (a name too long, a folder closed to us, ...): one line
+        where = f"{exc.filename}: " if exc.filename else ""
+        say(f"tracedb: error: {where}{exc.strerror or exc}")
+        sys.exit(1)
     except Interrupted as exc:
         say(f"tracedb: {exc}")
         sys.exit(_exit_interrupted)

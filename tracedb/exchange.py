@@ -121,7 +121,10 @@ def _write(con: duckdb.DuckDBPyConnection, out: Path, traces: list[tuple]) -> in
 
 
 def is_export(path: Path) -> bool:
-    return path.is_dir() and (path / MANIFEST).is_file()
+    try:
+        return path.is_dir() and (path / MANIFEST).is_file()
+    except OSError:  # a path the system cannot look at (a name too long, a folder closed to us): the load says why
+        return False
 
 
 def read_manifest(path: Path) -> dict:

@@ -332,3 +332,28 @@ def test_a_file_given_twice_loads_once_and_says_so(tmp_path, where):
     assert proc.stderr.strip() == f"tracedb: {again}: skipped: given twice in this load: loaded once"
     with tracedb.connect(target) as db:
         assert db.sql("SELECT count(*) FROM traces").rows == [(1,)]
+
+
+def test_a_path_the_system_refuses_is_one_line(tmp_path):
+    """A name longer than the file system takes (stat() fails with ENAMETOOLONG; a folder closed
+    to the user fails the same way): one line naming it, exit 1, no traceback, in every command
+    that takes a path; a load's other files still load."""
+    long = tmp_path / ("a" * 300)
+    good = KINETO[0]
+    db = tmp_path / "t.duckdb"
+    run_cli("load", good, db=db, check=True)
+    commands = [
+        (["load", f"{long}.json", str(good), "--replace", "--db", str(db)], True),
+        (["ls", "--db", f"{long}.duckdb"], False),
+        (["load", str(good), "--db", f"{long}.duckdb"], False),
+        (["load", str(good), "--lake", str(long)], False),
+        (["export", str(long), "--db", str(db)], False),
+        (["export", "--perfetto", f"{long}.json", "--trace", good.name.split(".")[0], "--db", str(db)], False),
+    ]
+    for argv, loads_the_other in commands:
+        proc = subprocess.run([sys.executable, "-m", "tracedb.cli", *argv], capture_output=True, text=True)
+        errors = [line for line in proc.stderr.splitlines() if line.startswith("tracedb: error:")]
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr, (argv, proc.stderr)
+        assert len(errors) == 1 and str(long) in errors[0] and "too long" in errors[0], (argv, proc.stderr)
+        if loads_the_other:
+            assert "replaced" in proc.stdout, proc.stdout

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import stat
 import zlib
 from pathlib import Path
 
@@ -20,11 +21,15 @@ GZIP_MAGIC = b"\x1f\x8b"
 
 def check_file(path: Path) -> int:
     """Raise BadTraceFile unless path is a readable, non-empty regular file; return its size."""
-    if not path.exists():
-        raise BadTraceFile(path, "no such file")
-    if path.is_dir():
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise BadTraceFile(path, "no such file") from None
+    except OSError as exc:  # a name too long, a folder closed to us, a loop of links
+        raise BadTraceFile(path, f"cannot look at it: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(mode):
         raise BadTraceFile(path, "is a directory, not a trace file")
-    if not path.is_file():
+    if not stat.S_ISREG(mode):
         raise BadTraceFile(path, "not a regular file")
     try:
         size = path.stat().st_size
