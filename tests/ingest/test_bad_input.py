@@ -357,3 +357,29 @@ def test_a_path_the_system_refuses_is_one_line(tmp_path):
         assert len(errors) == 1 and str(long) in errors[0] and "too long" in errors[0], (argv, proc.stderr)
         if loads_the_other:
             assert "replaced" in proc.stdout, proc.stdout
+
+
+@pytest.mark.parametrize("reader", ["default", "streaming"])
+@pytest.mark.parametrize("field", ["name", "args"])
+def test_an_event_too_large_is_set_aside_not_the_file(tmp_path, monkeypatch, reader, field):
+    """One event holding a 20 MB string took the load's memory and failed the whole file (10 MB
+    loaded): an event of more than MAX_EVENT_CHARS of text is set aside with its reason and its
+    first KEPT_CHARS characters; the events around it load, whichever reader reads the file (the
+    bulk reader cuts no segment around such an event: the streaming reader takes the file)."""
+    from tracedb.ingest import bulk, readers
+    from tracedb.ingest.chrome import KEPT_CHARS, MAX_EVENT_CHARS
+
+    big = "x" * (MAX_EVENT_CHARS + 1_000_000)
+    event = ({"ph": "X", "cat": "kernel", "name": big, "pid": 0, "tid": 1, "ts": 50, "dur": 2} if field == "name"
+             else {"ph": "X", "cat": "cpu_op", "name": "big", "pid": 0, "tid": 1, "ts": 50, "dur": 2, "args": {"s": big}})
+    small = [{"ph": "X", "cat": "kernel", "name": f"k{i}", "pid": 0, "tid": 1, "ts": 100 + i, "dur": 1} for i in range(2000)]
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps({"traceEvents": small[:1000] + [event] + small[1000:]}))
+    if reader == "streaming":
+        monkeypatch.setattr(readers, "read_raw", lambda *a, **k: (_ for _ in ()).throw(bulk.NotBulk("forced")))
+    with tracedb.connect(tmp_path / "t.duckdb", read_only=False) as db:
+        db.load(path)
+        assert db.sql("SELECT count(*) FROM kernels").rows == [(2000,)]
+        (event_id, reason, kept), = db.sql("SELECT event_id, reason, length(raw) FROM rejected_events").rows
+    assert event_id == 1000 and kept == KEPT_CHARS
+    assert reason.startswith("an event of ") and "more than the 10 MiB tracedb keeps of one event" in reason

@@ -41,7 +41,7 @@ from ..db import run_file
 from ..errors import reraise_interrupt
 from ..sqlfiles import literal
 from .boundaries import LEAD, boundary_pattern, last_boundary
-from .chrome import ChromeResult, EventStager, RejectedEvent
+from .chrome import MAX_EVENT_CHARS, ChromeResult, EventStager, RejectedEvent
 from .layout import TopLevelCapture
 from .salvage import NotSalvageable, Rejection, salvage
 from .source import TraceStream
@@ -199,7 +199,7 @@ def type_bulk(con: duckdb.DuckDBPyConnection, raw: RawEvents) -> ChromeResult:
     """Type the events of _raw into _bulk, seen through _typed_all (the flagged ones go to
     _staging_events), and drop _raw."""
     _raw_parts(con, raw)
-    run_file(con, "ingest/chrome_bulk.sql", {"first_rowid": raw.first_rowid})
+    run_file(con, "ingest/chrome_bulk.sql", {"first_rowid": raw.first_rowid, "max_event_chars": MAX_EVENT_CHARS})
     with_ph = con.execute("SELECT count(*) FILTER (WHERE ph IS NOT NULL) FROM _bulk").fetchone()[0]
     stager = EventStager()
     _stage_exact(con, stager, {r.event_id: r for r in raw.malformed})

@@ -120,6 +120,13 @@ def _start_kind(stream: TraceStream) -> str:
     raise BadTraceFile(stream.path, f"not JSON: starts with {snippet!r}")
 
 
+# The most text one event may hold: a larger one is set aside with its first KEPT_CHARS characters,
+# so that it cannot cost the file (a kernel name of 13 MB took more than the load's memory limit in
+# the derivation; 12 MB did not). sql/ingest/chrome_bulk.sql sends a longer event to this code.
+MAX_EVENT_CHARS = 10 << 20
+KEPT_CHARS = 64 << 10
+
+
 class EventStager:
     """Turns parsed events into staging rows (exact times, exact args text) or rejections.
 
@@ -168,6 +175,18 @@ class EventStager:
                 rest = fast_dumps(ev).decode()
             except TypeError as exc:
                 raise RejectedEvent(_encode_problem(exc)) from None
+            size = len(rest) + (len(args_text) if args_text is not None else 0)
+            if size > MAX_EVENT_CHARS:
+                # a text this large would take the load's memory (its copies in the staging and the
+                # event tables): the event is set aside, its first characters kept
+                for key, value in (("ts", ts), ("dur", dur), ("args", args)):
+                    if value is not _MISSING:
+                        ev[key] = value
+                whole = json_text(ev)
+                self.reject(index, f"an event of {size / (1 << 20):,.1f} MiB of text: more than the "
+                                   f"{MAX_EVENT_CHARS >> 20} MiB tracedb keeps of one event (its first "
+                                   f"{KEPT_CHARS >> 10} KiB kept here)", None, whole[:KEPT_CHARS])
+                return
         except RejectedEvent as exc:
             for key, value in (("ts", ts), ("dur", dur), ("args", args)):
                 if value is not _MISSING:
