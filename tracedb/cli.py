@@ -36,6 +36,9 @@ def say(message: str) -> None:
 DbOption = Annotated[Optional[Path], typer.Option(
     "--db", readable=False, help="Database file (default: $TRACEDB_DB or ./tracedb.duckdb).", show_default=False)]
 FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+WaitOption = Annotated[float, typer.Option(
+    "--wait", help="Seconds to keep trying while another process holds the database (a load, say).",
+    show_default=False)]
 WideOption = Annotated[bool, typer.Option("--wide", help="A table shows every column at its full width, however "
                                                          "wide the lines (else it fits the terminal).")]
 RulesOption = Annotated[Optional[Path], typer.Option(
@@ -60,9 +63,7 @@ def load(
         "--meta", help="A parameter of the run the trace records, KEY=VALUE (repeatable), stored in "
                        "trace_params: M, K, N, rows, cols, warmup, iterations, clock_ghz, peak_macs, hwid "
                        "for AIE GEMM runs, or any key of your own.", show_default=False)] = None,
-    wait: Annotated[float, typer.Option(
-        "--wait", help="Seconds to keep trying while another process holds the database.",
-        show_default=False)] = 0.0,
+    wait: WaitOption = 0.0,
     storage_version: Annotated[Optional[str], typer.Option(
         "--storage-version", help=f"DuckDB storage format of a database created now: {STORAGE_VERSION} (default: "
                                   "DuckDB 1.4 and later read it), a later release such as v1.5.0, or latest.",
@@ -94,8 +95,7 @@ def load(
     from .ingest import params
 
     run_params = params.parse_meta(meta)
-    if not wait >= 0:  # NaN included
-        raise TracedbError("--wait takes a number of seconds, 0 or more")
+    wait = _seconds(wait)
     if storage_version and _db_path(db).exists():
         say(f"tracedb: warning: {_db_path(db)} exists: it keeps its storage format (--storage-version applies "
             "to a database created by this load)")
@@ -261,6 +261,7 @@ def export(
     directory: Annotated[Optional[Path], typer.Argument(
         readable=False, help="A new (or empty) directory to write to (not with --perfetto).", show_default=False)] = None,
     db: DbOption = None,
+    wait: WaitOption = 0.0,
     trace: Annotated[Optional[List[str]], typer.Option(
         "--trace", "-t", help="Only this trace (name or #id; repeatable). Default: every trace; --perfetto: one.",
         show_default=False)] = None,
@@ -282,7 +283,7 @@ def export(
             raise TracedbError("export writes a directory or, with --perfetto, one file: give one of them")
         if not trace or len(trace) != 1:
             raise TracedbError("--perfetto exports one trace: give it with --trace")
-        with api.connect(_db_path(db)) as database:
+        with api.connect(_db_path(db), wait=_seconds(wait)) as database:
             done = database.export_perfetto(perfetto, trace[0], step=step, phase=phase)
         where = f"step {step}" if step is not None else f"phase {phase}" if phase is not None else "the whole trace"
         say(f"tracedb: wrote {done.events:,} events of {done.trace} ({where}; {done.findings} why findings) "
@@ -292,16 +293,23 @@ def export(
         raise TracedbError("export needs a directory to write to (or --perfetto FILE)")
     if step is not None or phase is not None:
         raise TracedbError("--step and --phase choose the window of a --perfetto export")
-    with api.connect(_db_path(db)) as database:
+    with api.connect(_db_path(db), wait=_seconds(wait)) as database:
         done = database.export(directory, trace)
     say(f"tracedb: exported {done.traces} trace(s) to {done.path} ({done.files} Parquet files)")
 
 
 @app.command("ls")
-def list_traces(db: DbOption = None, fmt: FormatOption = Format.table, wide: WideOption = False) -> None:
+def list_traces(db: DbOption = None, fmt: FormatOption = Format.table, wide: WideOption = False,
+                wait: WaitOption = 0.0) -> None:
     """List the loaded traces."""
-    with api.connect(_db_path(db)) as database:
+    with api.connect(_db_path(db), wait=_seconds(wait)) as database:
         _show(database.traces(), fmt, wide)
+
+
+def _seconds(wait: float) -> float:
+    if not wait >= 0:  # NaN included
+        raise TracedbError("--wait takes a number of seconds, 0 or more")
+    return wait
 
 
 def _show(result: "api.Result", fmt: Format, wide: bool = False) -> None:
@@ -329,6 +337,7 @@ def run_sql(
     query: Annotated[str, typer.Argument(help="SQL to run against the database (read-only).",
                                          show_default=False)],
     db: DbOption = None,
+    wait: WaitOption = 0.0,
     fmt: FormatOption = Format.table,
     wide: WideOption = False,
     limit: Annotated[Optional[int], typer.Option(min=0, help=f"Rows a table shows (default {TERMINAL_ROWS}; "
@@ -341,7 +350,7 @@ def run_sql(
     (COPY ... TO, EXPORT DATABASE, ATTACH, read_csv; it has no temporary directory either, so it
     runs in memory), install or load extensions, or change settings. To save rows to a file, use
     --format csv and redirect the output."""
-    with api.connect(_db_path(db)) as database:
+    with api.connect(_db_path(db), wait=_seconds(wait)) as database:
         database.lock_down()
         result = database.sql(query)
     if not result.columns:
@@ -362,10 +371,11 @@ def run_sql(
 def schema(
     name: Annotated[Optional[str], typer.Argument(help="Only this table or view.", show_default=False)] = None,
     db: DbOption = None,
+    wait: WaitOption = 0.0,
     fmt: FormatOption = Format.table,
 ) -> None:
     """Describe tables and views: every column with its type and meaning."""
-    with api.connect(_db_path(db)) as database:
+    with api.connect(_db_path(db), wait=_seconds(wait)) as database:
         result = database.schema(name)
         described = dict((o, d) for o, _, d in database.objects().rows)
     if fmt is Format.table and not name:  # a heading row per object, its columns under it
@@ -462,6 +472,7 @@ def run_report(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Report to run (see: tracedb reports).", show_default=False)],
     db: DbOption = None,
+    wait: WaitOption = 0.0,
     trace: Annotated[Optional[str], typer.Option("--trace", "-t", help="Only this trace (name or #id); for a "
                                                  "comparison, trace A.", show_default=False)] = None,
     vs: Annotated[Optional[List[str]], typer.Option("--vs", help="Trace B of a comparison (compare, alignment, "
@@ -510,7 +521,7 @@ def run_report(
     if rules_file:
         with api.connect(_db_path(db), read_only=False, create=False) as database:
             _add_rules(database, rules_file)
-    with api.connect(_db_path(db)) as database:
+    with api.connect(_db_path(db), wait=_seconds(wait)) as database:
         # the timeline strips are drawn for an HTML page alone, while the database is open
         result = database.report(name, section=section, strips=fmt is Format.html, **named, **given)
     if fmt is Format.csv and len(result.sections) > 1:  # CSV holds one table: a stream or file each
@@ -578,6 +589,7 @@ app.add_typer(rules_app, name="rules")
 def rules_list(
     ctx: typer.Context,
     db: DbOption = None,
+    wait: WaitOption = 0.0,
     table: Annotated[str, typer.Option(help="kernel_rules, annotation_patterns or step_frame_patterns.")]
     = "kernel_rules",
     fmt: FormatOption = Format.table,
@@ -588,7 +600,7 @@ def rules_list(
     (priority,framework,regex,phase)."""
     if ctx.invoked_subcommand:
         return
-    with api.connect(_db_path(db)) as database:
+    with api.connect(_db_path(db), wait=_seconds(wait)) as database:
         _show(database.rules.list(table), fmt)
 
 

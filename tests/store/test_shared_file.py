@@ -141,3 +141,33 @@ def test_load_waits_for_the_file(tmp_path):
         holder.wait()
     with open_db(db, read_only=True) as con:
         assert con.execute("SELECT count(*) FROM traces").fetchone()[0] == 2
+
+
+@pytest.mark.parametrize("args", [["ls"], ["report", "ops"], ["sql", "SELECT count(*) FROM traces"],
+                                  ["schema"], ["rules"]])
+def test_read_commands_wait_for_the_file(tmp_path, monkeypatch, args):
+    """A read command given --wait keeps trying while a load holds the file, and reads once it is
+    free: the holder lets go when the command first waits (no number of seconds involved)."""
+    from tracedb import db as dbmod
+
+    db = tmp_path / "t.duckdb"
+    run_cli("load", KERNEL_DETAILS, db=db, check=True)
+    holder = hold(db, 600)
+    waited = []
+    real_sleep = time.sleep
+
+    def let_go(seconds):
+        if not waited:
+            holder.kill()
+            holder.wait()
+        waited.append(seconds)
+        real_sleep(seconds)
+
+    monkeypatch.setattr(dbmod.time, "sleep", let_go)
+    try:
+        proc = run_cli(*args, "--wait", "600", db=db)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert proc.returncode == 0, proc.stderr
+    assert waited, "the command did not wait"
