@@ -23,6 +23,7 @@ import shutil
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import unquote
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 import duckdb
@@ -709,8 +710,14 @@ def load_lake(lake: str | Path, paths: Iterable[str | Path], *, name: str | None
         done.landed(mapped)
         meta["op_mapping"] = mapped.name
     jobs = parallel.workers(jobs, [Path(p) for p in paths])
-    fanout.load(lake, paths, name=name, replace=replace, meta=meta, jobs=jobs, scheduler=scheduler,
-                progress=progress, landed=done.landed, failed=done.failed)
+    before = lakemod.traces_state(lake)
+    try:
+        fanout.load(lake, paths, name=name, replace=replace, meta=meta, jobs=jobs, scheduler=scheduler,
+                    progress=progress, landed=done.landed, failed=done.failed)
+    except BaseException as exc:
+        if is_interrupt(exc):
+            _raise_if_lake_committed(lake, before, paths, name)
+        raise
     for outcome in repeated:
         done.landed(outcome)
     done.in_order(given)
@@ -798,6 +805,24 @@ def _raise_if_committed(con: duckdb.DuckDBPyConnection, first_id: int, in_progre
     lost = in_progress is not None and str(in_progress.resolve()) not in {r[1] for r in rows}
     rest = " (the file in progress was not loaded)" if lost else ""
     raise Interrupted(f"interrupted; {'; '.join(done)}{rest}") from None
+
+
+def _raise_if_lake_committed(lake: Path, before: dict, paths: list[Path], name: str | None) -> None:
+    """After Ctrl-C or SIGTERM in a lake load: when traces of its files were committed (their
+    workers commit on their own), say which were added and which replaced; else the interrupt goes
+    on, and the command line says nothing changed."""
+    from . import lake as lakemod
+    from .ingest.loader import default_name
+
+    ours = {lakemod.folder_of(name or default_name(p)) for p in paths}
+    after = lakemod.traces_state(lake)
+    added = [f for f in after if f in ours and f not in before]
+    replaced = [f for f in after if f in ours and f in before and after[f] != before[f]]
+    if not added and not replaced:
+        return
+    said = lambda folders: ", ".join(unquote(f[len("trace="):]) for f in folders)  # noqa: E731
+    parts = ([f"loaded: {said(added)}"] if added else []) + ([f"replaced: {said(replaced)}"] if replaced else [])
+    raise Interrupted(f"interrupted; {'; '.join(parts)} (the other files were not loaded)") from None
 
 
 def reports_available() -> dict[str, reportmod.Report]:

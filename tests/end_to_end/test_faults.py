@@ -385,3 +385,26 @@ def test_two_recoverers_claim_a_journal_once(tmp_path):
     assert first is not None and first.name == f"abc123.r{os.getpid()}"
     assert lakemod._claim(entry) is None  # gone: the other recoverer took it
     assert lakemod._claim(first) is None  # held by a live process (this one)
+
+
+def test_sigterm_in_a_lake_load_says_what_was_committed(tmp_path, big_traces):
+    """SIGTERM once a worker has committed a trace to the lake (its partition in place: a state of
+    the lake, polled): the last line names the traces committed, those the lake then holds, never
+    "unchanged"."""
+    lake = tmp_path / "lake"
+    proc = subprocess.Popen([sys.executable, "-m", "tracedb.cli", "load", *map(str, big_traces), "--jobs", "2",
+                             "--lake", str(lake)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = lake / "traces" / "trace=big0" / "data.parquet"
+    while not first.exists() and proc.poll() is None:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    committed = sorted(p.name[len("trace="):] for p in (lake / "traces").iterdir() if (p / "data.parquet").exists())
+    assert "big0" in committed
+    line = last_line(err)
+    if proc.returncode == 0:  # both were in before the signal landed: nothing was interrupted
+        assert committed == ["big0", "big1"]
+        return
+    assert proc.returncode == 143 and b"Traceback" not in err, err
+    assert line.startswith("tracedb: interrupted; loaded: ") and "unchanged" not in line, line
+    assert sorted(line.split("loaded: ", 1)[1].split(" (")[0].split(", ")) == committed
