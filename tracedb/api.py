@@ -595,8 +595,14 @@ class Database:
                     landed(outcome)
                 in_progress = None
             if together:
+                def alone(path: Path) -> None:
+                    try:
+                        landed(self.load(path, name=name, replace=replace, meta=meta, progress=watch(path)))
+                    except TracedbError as exc:
+                        failed(path, str(exc))
+
                 parallel.load_files(con, files, jobs=workers, replace=replace, meta=meta, progress=progress,
-                                    landed=landed, failed=failed)
+                                    landed=landed, failed=failed, alone=alone)
                 done.in_order(files)
         except BaseException as exc:
             if is_interrupt(exc):

@@ -142,16 +142,32 @@ def _build(path: str, into: str, name: str | None, meta: dict | None, rules: dic
     try:
         return partition.build(path, into, name=name, meta=meta, rules=rules, threads=threads,
                                progress=worker_progress(path))
+    except partition.NoRoom as exc:  # no fault of the file: this process loads it itself
+        raise WorkerFailed(str(exc)) from None
     except TracedbError as exc:
-        raise TracedbError(str(exc)) from None  # a plain error of one message crosses the process boundary
+        message = str(exc)
+        if message.startswith(path):
+            raise TracedbError(message) from None  # a plain error of one message crosses the process boundary
+        # not the file's problem but the worker's (its private database or scratch folder: a full
+        # temporary directory, say): this process loads the file itself
+        raise WorkerFailed(f"{path}: {message}") from None
+    except OSError as exc:
+        raise WorkerFailed(f"{path}: {exc.strerror or exc}") from None
+
+
+class WorkerFailed(TracedbError):
+    """A worker could not build a file's partition for a reason of its own, not the file's."""
 
 
 def load_files(con: duckdb.DuckDBPyConnection, paths: list[Path], *, jobs: int, replace: bool = False,
                meta: dict[str, str] | None = None,
                progress: Callable[[Path, str, int, int], None] | None = None,
-               landed: Callable[[LoadOutcome], None], failed: Callable[[Path, str], None]) -> None:
+               landed: Callable[[LoadOutcome], None], failed: Callable[[Path, str], None],
+               alone: Callable[[Path], None] | None = None) -> None:
     """Load trace files with jobs worker processes; landed(outcome) and failed(path, why) are
-    called as each file is done.
+    called as each file is done; alone(path) loads a file in this process, for those a worker
+    failed on for a reason of its own (a full temporary directory: a worker's private database
+    lives there, this process's load does not need it), after the others.
 
     The largest files go first (the pool ends with small ones, not with one large file on one
     core) and each partition is committed as soon as it is built, under the id reserved for it in
@@ -184,9 +200,15 @@ def load_files(con: duckdb.DuckDBPyConnection, paths: list[Path], *, jobs: int, 
             with without_main_module():  # a submit is where the pool starts a worker
                 job = pool.submit(_build, str(path), str(work / str(i)), None, meta, rules, threads)
             jobs_of[job] = (path, ids[i])
+        again = []
         for job in as_completed(jobs_of):
             path, trace_id = jobs_of[job]
+            if alone is not None and isinstance(job.exception(), WorkerFailed):
+                again.append(path)
+                continue
             _commit(con, path, job, trace_id, replace, landed, failed)
+        for path in sorted(again, key=paths.index):
+            alone(path)
     except BaseException:
         stop(pool)  # Ctrl-C, SIGTERM or an error: the files in progress are not waited for
         raise

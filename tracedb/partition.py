@@ -15,7 +15,9 @@ same rules, so nothing is derived again.
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,23 +69,56 @@ def build(path: str | Path, into: str | Path, *, name: str | None = None, meta: 
     trace_id: the id its files carry. threads: DuckDB threads of the private database (a pool of
     one worker per core wants 1). progress(stage, bytes read, events), as for a load."""
     path, into = Path(path), Path(into)
-    with scratch.folder("part") as private:
+    try:
+        with scratch.folder("part") as private:
+            return _build_in(private, path, into, name, meta, kind, rules, trace_id, threads, progress)
+    except _NoRoom:
+        pass
+    # the temporary directory cannot hold the private database (full, say): a folder beside the
+    # partition holds it instead (a lake's .incoming, on the lake's own disk)
+    private = Path(tempfile.mkdtemp(prefix=f".private-{os.getpid()}-", dir=into.parent))
+    try:
+        return _build_in(private, path, into, name, meta, kind, rules, trace_id, threads, progress)
+    except _NoRoom as exc:
+        raise NoRoom(f"{path}: no room for the private database of its load: {exc}") from None
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+
+
+class _NoRoom(Exception):
+    """The private database of a partition's load could not be made in its folder."""
+
+
+class NoRoom(TracedbError):
+    """Neither the temporary directory nor the partition's own folder can hold the private
+    database of its load: no fault of the file."""
+
+
+def _build_in(private: Path, path: Path, into: Path, name, meta, kind, rules, trace_id: int, threads: int,
+              progress) -> Partition:
+    """build, with the private database in the folder private."""
+    try:
         con = _private_database(private)
-        try:
-            con.execute(f"SET threads = {max(1, int(threads))}")
-            for table, rows in (rules or {}).items():
-                con.register("_user_rules", rows)
-                con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _user_rules")
-                con.unregister("_user_rules")
-            outcome = load_file(con, path, name=name, meta=meta, kind=kind, progress=progress)
-            sha256 = con.execute("SELECT sha256 FROM traces WHERE trace_id = ?", [outcome.trace_id]).fetchone()[0]
-            into.mkdir(parents=True)
-            tables = _write(con, outcome.trace_id, trace_id, into)
-        except duckdb.Error as exc:
-            reraise_interrupt(exc)
-            raise TracedbError(f"{path}: cannot write its partition: {' '.join(str(exc).split())[:300]}") from None
-        finally:
-            con.close()
+    except duckdb.Error as exc:
+        reraise_interrupt(exc)
+        raise _NoRoom(" ".join(str(exc).split())[:200]) from None
+    except (TracedbError, OSError) as exc:
+        raise _NoRoom(" ".join(str(exc).split())[:200]) from None
+    try:
+        con.execute(f"SET threads = {max(1, int(threads))}")
+        for table, rows in (rules or {}).items():
+            con.register("_user_rules", rows)
+            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _user_rules")
+            con.unregister("_user_rules")
+        outcome = load_file(con, path, name=name, meta=meta, kind=kind, progress=progress)
+        sha256 = con.execute("SELECT sha256 FROM traces WHERE trace_id = ?", [outcome.trace_id]).fetchone()[0]
+        into.mkdir(parents=True)
+        tables = _write(con, outcome.trace_id, trace_id, into)
+    except duckdb.Error as exc:
+        reraise_interrupt(exc)
+        raise TracedbError(f"{path}: cannot write its partition: {' '.join(str(exc).split())[:300]}") from None
+    finally:
+        con.close()
     outcome.trace_id = trace_id
     return Partition(into, outcome, sha256, tables)
 

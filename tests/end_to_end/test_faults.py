@@ -408,3 +408,31 @@ def test_sigterm_in_a_lake_load_says_what_was_committed(tmp_path, big_traces):
     assert proc.returncode == 143 and b"Traceback" not in err, err
     assert line.startswith("tracedb: interrupted; loaded: ") and "unchanged" not in line, line
     assert sorted(line.split("loaded: ", 1)[1].split(" (")[0].split(", ")) == committed
+
+
+@pytest.fixture
+def full_tmpdir(tmp_path):
+    """A temporary directory with no room (a 256 KiB tmpfs, mounted for the test), or a skip."""
+    small = tmp_path / "small_tmp"
+    small.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(small)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here (needs root): " + mounted.stderr.decode().strip()[:80])
+    try:
+        yield small
+    finally:
+        subprocess.run(["umount", "-l", str(small)], capture_output=True)
+
+
+@pytest.mark.parametrize("where", ["--db", "--lake"])
+def test_a_full_temporary_directory_costs_no_file(tmp_path, full_tmpdir, where):
+    """With no room in the temporary directory, a load of several files with two workers loads
+    them all, as one worker does: a database's workers hand the files they cannot build to the
+    command's own process, a lake's build beside the lake; an error names its file."""
+    files = [p for p in KINETO if p.name.startswith(("h100_bert", "mi300_bert", "cpu_only"))]
+    target = tmp_path / ("t.duckdb" if where == "--db" else "lake")
+    proc = subprocess.run([sys.executable, "-m", "tracedb.cli", "load", *map(str, files), "--jobs", "2", where,
+                           str(target)], capture_output=True, text=True, env=dict(os.environ, TMPDIR=str(full_tmpdir)))
+    assert proc.returncode == 0, proc.stderr
+    with tracedb.connect(target) as db:
+        assert db.sql("SELECT count(*) FROM traces").rows == [(len(files),)]
