@@ -169,7 +169,7 @@ def test_your_own_peaks_come_first(tmp_path):
     bad = tmp_path / "bad_peaks.csv"
     bad.write_text("priority,regex,device,fp32,tf32,bf16,fp16,fp8,mem_tbps,reference\n1,H100,x,fast,,,,,,\n")
     proc = run_cli("rules", "add", bad, db=db)
-    assert proc.returncode == 1 and "line 2: fp32 'fast' is not a number" in proc.stderr
+    assert proc.returncode == 1 and "line 2: fp32 'fast' is not a positive number" in proc.stderr
 
 
 @pytest.mark.parametrize("recorded, device", [
