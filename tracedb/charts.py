@@ -164,15 +164,24 @@ def stacked_chart(title: str, labels: Sequence[str], series: dict[str, Sequence[
     return "\n".join(out)
 
 
+def _positive(value) -> bool:
+    try:
+        return value is not None and 0 < float(value) < math.inf
+    except (TypeError, ValueError):
+        return False
+
+
 def roofline_chart(title: str, labels: Sequence[str], points: Sequence[tuple[float | None, float | None]],
                    roofs: Sequence[tuple[float, float]], groups: Sequence[str] | None = None) -> str:
     """An SVG log-log roofline: a point per row at (FLOP per byte, achieved TFLOP/s), titled by its
     label (and group, a colour per group), under each roof min(peak TFLOP/s, FLOP per byte × peak
     TB/s) given as (peak_tflops, peak_tbps)."""
     width, height, left, bottom, top, right = 760, 440, 70, 50, 20, 160
-    shown = [(lab, x, y, g) for lab, (x, y), g in zip(labels, points, groups or [""] * len(labels))
-             if x and y and x > 0 and y > 0]
-    roofs = sorted({(float(t), float(b)) for t, b in roofs if t and b and t > 0 and b > 0})
+    # a point or roof that is not a positive finite number has no place on log axes (an infinite
+    # peak a database holds from before peaks were checked): left out
+    shown = [(lab, float(x), float(y), g) for lab, (x, y), g in zip(labels, points, groups or [""] * len(labels))
+             if _positive(x) and _positive(y)]
+    roofs = sorted({(float(t), float(b)) for t, b in roofs if _positive(t) and _positive(b)})
     if not shown and not roofs:
         return ""
     xs = [x for _, x, _, _ in shown] + [t / b for t, b in roofs]
