@@ -37,7 +37,7 @@ from .store import (  # noqa: F401  (re-exported: the layers above use them thro
     DERIVE_MEMORY_LIMIT, LOAD_CHECKPOINT_THRESHOLD, LOAD_MEMORY_LIMIT, SCOPE_VARIABLE, _raise_fatal, invalidated_by,
     is_fatal, one_line, one_line_errors, rollback, run_file, run_script, run_with_params, settings, transaction,
     used_params)
-from .errors import TracedbError, reraise_interrupt
+from .errors import TracedbError, is_interrupt, reraise_interrupt
 
 DEFAULT_DB = "tracedb.duckdb"
 STORAGE_VERSION = "v1.4.0"  # the oldest DuckDB release whose readers must open our files
@@ -141,15 +141,21 @@ def _connect(path: Path, read_only: bool, memory_limit: str | None, storage: str
         # which a reader can then tell apart: see below)
         config["temp_directory"] = str(reader_spill())
     copied = False
-    if not read_only and not path.exists():
+    creating = not read_only and not path.exists()
+    if creating:
         wanted = storage or storage_version()
-        copied = template and wanted == STORAGE_VERSION and store.copy_to(path, build_new)
+        try:
+            copied = template and wanted == STORAGE_VERSION and store.copy_to(path, build_new)
+        except OSError as exc:
+            _not_created(path, exc)
         if not copied:
             config["storage_compatibility_version"] = wanted
     try:
         con = duckdb.connect(str(path), read_only=read_only, config=config)
     except duckdb.Error as exc:
         reraise_interrupt(exc)
+        if creating:
+            _not_created(path, exc)
         locked = "Could not set lock" in str(exc) or "Conflicting lock" in str(exc)
         raise (DatabaseLocked if locked else TracedbError)(_explain_open_error(path, exc)) from None
     scratch.remove_dead()  # what killed commands left in the temporary directory
@@ -169,10 +175,32 @@ def _connect(path: Path, read_only: bool, memory_limit: str | None, storage: str
             upgrade(con, derive=derive)  # a stale template is brought up to date like any older file
             if copied:
                 con.execute("UPDATE tracedb_schema SET applied_at = now()::TIMESTAMP")
-        except Exception:
+        except BaseException as exc:
             con.close()
+            if creating:
+                if is_interrupt(exc):  # interrupted while creating: no half-made file either
+                    _remove_partial(path)
+                    raise
+                _not_created(path, exc)
             raise
     return con
+
+
+def _remove_partial(path: Path) -> None:
+    _writers.pop(str(path.resolve()), None)
+    for leftover in (path, path.with_name(path.name + ".wal"), spill_folder(path)):
+        if leftover.is_dir():
+            shutil.rmtree(leftover, ignore_errors=True)
+        else:
+            leftover.unlink(missing_ok=True)
+
+
+def _not_created(path: Path, exc: BaseException) -> None:
+    """A database this command was creating could not be made (the disk full, say): no half-made
+    file stays behind, and one line names it."""
+    _remove_partial(path)
+    text = " ".join(str(exc).split())
+    raise TracedbError(f"{path}: cannot create the database: {text[:300]}") from None
 
 
 def build_new(path: Path) -> None:

@@ -436,3 +436,15 @@ def test_a_full_temporary_directory_costs_no_file(tmp_path, full_tmpdir, where):
     assert proc.returncode == 0, proc.stderr
     with tracedb.connect(target) as db:
         assert db.sql("SELECT count(*) FROM traces").rows == [(len(files),)]
+
+
+def test_a_database_the_disk_fills_while_it_is_created_is_one_line(full_tmpdir):
+    """A new database on a disk with no room: one line naming the file, exit 1, no traceback, and
+    no half-made file left behind (a retry elsewhere, or once there is room, starts clean)."""
+    db = full_tmpdir / "t.duckdb"
+    proc = subprocess.run([sys.executable, "-m", "tracedb.cli", "load", str(KINETO[0]), "--db", str(db)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"tracedb: error: {db}: cannot create the database: "), lines
+    assert list(full_tmpdir.iterdir()) == []
