@@ -146,17 +146,17 @@ def _connect(path: Path, read_only: bool, memory_limit: str | None, storage: str
         wanted = storage or storage_version()
         try:
             copied = template and wanted == STORAGE_VERSION and store.copy_to(path, build_new)
-        except OSError as exc:
-            _not_created(path, exc)
+        except OSError as exc:  # the copy is written beside and renamed: nothing half-made at path
+            raise TracedbError(f"{path}: cannot create the database: {exc.strerror or exc}") from None
         if not copied:
             config["storage_compatibility_version"] = wanted
     try:
         con = duckdb.connect(str(path), read_only=read_only, config=config)
     except duckdb.Error as exc:
         reraise_interrupt(exc)
-        if creating:
-            _not_created(path, exc)
         locked = "Could not set lock" in str(exc) or "Conflicting lock" in str(exc)
+        if creating and not locked:  # no half-made file (a locked one is another process's, made meanwhile)
+            _remove_partial(path)
         raise (DatabaseLocked if locked else TracedbError)(_explain_open_error(path, exc)) from None
     scratch.remove_dead()  # what killed commands left in the temporary directory
     if read_only and spill_folder(path).is_dir() and not in_use(spill_folder(path)):
