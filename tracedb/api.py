@@ -649,13 +649,13 @@ class Database:
             raise TracedbError(f"{out}: is a directory; give a file name")
         if self.path is not None and out.exists() and Path(self.path).exists() and os.path.samefile(out, self.path):
             raise TracedbError(f"{out}: is the database itself; choose another output file")
+        def findings() -> list[dict]:  # asked for once the window holds something: no work for nothing
+            return self._report("why", trace=trace, vs=None, phase=phase, limit=None, section=None,
+                                min_gap_us=min_gap_us).main.records()
+
         with self._reading():
-            trace_id, _ = tracemod.find(self.con, trace)
-            perfetto.window_of(self.con, trace_id, step, phase)  # a window that holds nothing: before the work
-            why = self._report("why", trace=trace, vs=None, phase=phase, limit=None, section=None,
-                               min_gap_us=min_gap_us)
             return perfetto.export(self.con, trace, out, step=step, phase=phase, min_gap_us=min_gap_us,
-                                   findings=why.main.records())
+                                   findings=findings)
 
 
 def given_once(paths: list[Path], name: str | None) -> tuple[list[Path], list["LoadOutcome"]]:
@@ -706,7 +706,7 @@ def load_lake(lake: str | Path, paths: Iterable[str | Path], *, name: str | None
     check_load_args(paths, name)
     meta = dict(meta or {})
     done = Loaded([], [], on_outcome, on_error)
-    given = [Path(p) for p in paths]
+    given = paths
     paths, repeated = given_once(given, name)
     if op_mapping is not None:
         try:
@@ -715,7 +715,7 @@ def load_lake(lake: str | Path, paths: Iterable[str | Path], *, name: str | None
             raise TracedbError(f"--op-mapping: {exc}") from None
         done.landed(mapped)
         meta["op_mapping"] = mapped.name
-    jobs = parallel.workers(jobs, [Path(p) for p in paths])
+    jobs = parallel.workers(jobs, paths)
     before = lakemod.traces_state(lake)
     try:
         fanout.load(lake, paths, name=name, replace=replace, meta=meta, jobs=jobs, scheduler=scheduler,

@@ -70,10 +70,16 @@ def build(path: str | Path, into: str | Path, *, name: str | None = None, meta: 
     one worker per core wants 1). progress(stage, bytes read, events), as for a load."""
     path, into = Path(path), Path(into)
     try:
-        with scratch.folder("part") as private:
+        private = scratch.make("part")
+    except OSError:  # not even a folder fits there
+        private = None
+    if private is not None:
+        try:
             return _build_in(private, path, into, name, meta, kind, rules, trace_id, threads, progress)
-    except _NoRoom:
-        pass
+        except _NoRoom:
+            pass
+        finally:
+            shutil.rmtree(private, ignore_errors=True)
     # the temporary directory cannot hold the private database (full, say): a folder beside the
     # partition holds it instead (a lake's .incoming, on the lake's own disk)
     private = Path(tempfile.mkdtemp(prefix=f".private-{os.getpid()}-", dir=into.parent))

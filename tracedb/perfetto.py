@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import duckdb
 import orjson
@@ -56,11 +57,14 @@ def window_of(con: duckdb.DuckDBPyConnection, trace_id: int, step: int | None, p
 
 
 def export(con: duckdb.DuckDBPyConnection, trace: str, out: Path, *, step: int | None = None,
-           phase: str | None = None, min_gap_us: float = 20, findings: list[dict] | None = None) -> PerfettoExport:
-    """Write the window of trace to out (replaced whole, or not at all); findings: the why rows to
-    put on their track (rank, kind, at_stake_ns, where), if any."""
+           phase: str | None = None, min_gap_us: float = 20,
+           findings: Callable[[], list[dict]] | None = None) -> PerfettoExport:
+    """Write the window of trace to out (replaced whole, or not at all); findings: gives the why
+    rows to put on their track (rank, kind, at_stake_ns, where), called once the window is known
+    to hold something."""
     trace_id, name = traces.find(con, trace)
     lo, hi = window_of(con, trace_id, step, phase)
+    findings = findings() if findings is not None else []
     rows = con.execute("SELECT ph, cat, name, pid, tid, ts_ns, dur_ns, id, bp, args FROM "
                        "perfetto_window(?, ?, ?, ?) ORDER BY sort, ts_ns NULLS FIRST",
                        [trace_id, lo, hi, round(min_gap_us * 1000)]).fetchall()
@@ -74,7 +78,7 @@ def export(con: duckdb.DuckDBPyConnection, trace: str, out: Path, *, step: int |
         for ph, cat, ev_name, ev_pid, tid, ts_ns, dur_ns, flow_id, bp, args in rows:
             yield _event(ph, cat, ev_name, ev_pid, tid, ts_ns, dur_ns, flow_id, bp, args)
         if span[0] is not None:
-            for f in findings or []:
+            for f in findings:
                 told += 1
                 args = {k: v for k, v in f.items() if v is not None}
                 # the findings are the trace's (or the phase's), not the step's: drawn over the window
