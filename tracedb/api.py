@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 import duckdb
 
 from . import db as dbmod
-from . import html, present
+from . import html, present, snapshot
 from . import reports as reportmod
 from . import traces as tracemod
 from .errors import Interrupted, TracedbError, is_interrupt
@@ -299,12 +299,12 @@ class Database:
         self.read_only = read_only
         self.lake: Path | None = None  # a trace lake read in place (tracedb.lake)
         self._scratch: Path | None = None
-        self._lake_state: dict[str, tuple[int, int]] = {}
+        self._snapshot = None  # the files of a lake's traces as this reader opened them
         if lake.is_lake(self.path):
             if not read_only:
                 raise TracedbError(f"{self.path}: a trace lake is read in place and written by loads: "
                                    f"tracedb load FILES --lake {self.path}")
-            self.con, self._scratch, self._lake_state = lake.open_lake(self.path)
+            self.con, self._scratch, self._snapshot = lake.open_lake(self.path)
             self.lake = self.path
             # its folder goes at close, or, for a reader never closed, when it is collected or when
             # the interpreter exits
@@ -341,25 +341,24 @@ class Database:
 
     @contextlib.contextmanager
     def _reading(self):
-        """A read of a lake gives the traces as this connection opened them, or one line saying
-        which changed: a load that replaces or removes a trace swaps its files under the reader,
-        so its identity is checked before the read and after it (whatever the read made of the
-        swap, an error or rows, is then not given)."""
+        """A read of a lake gives the traces as this connection opened them. Where the reader holds
+        its files (tracedb.snapshot) nothing a load does later reaches them; where it reads by path,
+        a load that replaces or removes a trace swaps its files under the reader, so their identity
+        is checked before the read and after it, and a change is one line saying which trace
+        changed (whatever the read made of the swap, an error or rows, is then not given)."""
         if self.lake is None:
             yield
             return
-        from . import lake
-
-        self._check_lake(lake)
+        self._check_lake()
         try:
             yield
         except Exception:  # a Ctrl-C stays a Ctrl-C
-            self._check_lake(lake)
+            self._check_lake()
             raise
-        self._check_lake(lake)
+        self._check_lake()
 
-    def _check_lake(self, lake) -> None:
-        changed = lake.changed_traces(self.lake, self._lake_state)
+    def _check_lake(self) -> None:
+        changed = self._snapshot.changed()
         if changed:
             raise TracedbError(f"{self.lake}: trace {', '.join(map(repr, changed[:3]))} changed since this connection "
                                "opened the lake (a load replaced or removed it): connect again")
@@ -716,7 +715,7 @@ def load_lake(lake: str | Path, paths: Iterable[str | Path], *, name: str | None
         done.landed(mapped)
         meta["op_mapping"] = mapped.name
     jobs = parallel.workers(jobs, paths)
-    before = lakemod.traces_state(lake)
+    before = snapshot.state(lake)
     try:
         fanout.load(lake, paths, name=name, replace=replace, meta=meta, jobs=jobs, scheduler=scheduler,
                     progress=progress, landed=done.landed, failed=done.failed)
@@ -821,7 +820,7 @@ def _raise_if_lake_committed(lake: Path, before: dict, paths: list[Path], name: 
     from .ingest.loader import default_name
 
     ours = {lakemod.folder_of(name or default_name(p)) for p in paths}
-    after = lakemod.traces_state(lake)
+    after = snapshot.state(lake)
     added = [f for f in after if f in ours and f not in before]
     replaced = [f for f in after if f in ours and f in before and after[f] != before[f]]
     if not added and not replaced:

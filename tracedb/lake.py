@@ -38,8 +38,9 @@ database. Readers check that ids are distinct (a file system without exclusive c
 two writers take one).
 
 Reading (open_lake): an empty tracedb database in a scratch directory whose per-trace tables are
-views over the Parquet files of the traces listed at open, read as Arrow datasets registered on
-the connection (files written by an older tracedb read NULL for the columns they lack); every view,
+views over the Parquet files of the traces committed at open, one whole version of each, held open
+for as long as the reader lives (tracedb.snapshot), read as Arrow datasets registered on the
+connection (files written by an older tracedb read NULL for the columns they lack); every view,
 macro and report of the database works on it unchanged. It is opened read-only, and since it reads
 the lake through pyarrow rather than by path, a locked-down connection can write no file at all.
 
@@ -61,11 +62,11 @@ import time
 import uuid
 from pathlib import Path
 from typing import Iterator
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 
 import duckdb
 
-from . import __version__, atomic, db, partition, scratch
+from . import __version__, atomic, db, partition, scratch, snapshot
 from .errors import TracedbError, reraise_interrupt
 from .ingest.loader import LoadOutcome, default_name, trace_tables
 from .ingest.source import check_file, sha256_of
@@ -448,37 +449,11 @@ def _remove_if_empty(directory: Path) -> None:
         pass  # not empty (another writer is at work) or gone
 
 
-def traces_state(lake: Path, folders: list[str] | None = None) -> dict[str, tuple[int, int]]:
-    """The identity (inode, modification time) of each committed trace's traces file: a replace or
-    a removal changes it (the traces directory is the last to go and the last to come)."""
-    state = {}
-    for folder in committed_folders(lake) if folders is None else folders:
-        try:
-            st = os.stat(lake / "traces" / folder / "data.parquet")
-        except OSError:
-            continue
-        state[folder] = (st.st_ino, st.st_mtime_ns)
-    return state
-
-
-def changed_traces(lake: Path, opened: dict[str, tuple[int, int]]) -> list[str]:
-    """The names of the traces of opened (a traces_state) that a load replaced or removed since."""
-    now = traces_state(lake, list(opened))
-    return [unquote(folder[len("trace="):]) for folder, seen in opened.items() if now.get(folder) != seen]
-
-
-def committed_folders(lake: Path) -> list[str]:
-    """The traces a reader opening now sees: those whose traces directory is in place."""
-    traces = lake / "traces"
-    if not traces.is_dir():
-        return []
-    return sorted(d for d in os.listdir(traces) if d.startswith("trace=") and (traces / d / "data.parquet").is_file())
-
-
-def open_lake(lake: str | Path) -> tuple[duckdb.DuckDBPyConnection, Path, dict[str, tuple[int, int]]]:
+def open_lake(lake: str | Path) -> tuple[duckdb.DuckDBPyConnection, Path, snapshot.Snapshot]:
     """A read-only connection on which the lake's traces are the database's; (connection, the
-    scratch directory it lives in, to remove after closing it, the traces_state of the lake as
-    opened, taken before its traces are listed: a change meanwhile is seen).
+    scratch directory it lives in, to remove after closing it, the snapshot of the traces it reads:
+    each trace committed at open, one whole version, held for as long as the connection lives
+    where the system allows; see tracedb.snapshot).
 
     The connection reaches the lake's Parquet only through Arrow datasets registered on it
     (pyarrow opens the files read-only), never through a path: it needs no file access of its own,
@@ -488,14 +463,14 @@ def open_lake(lake: str | Path) -> tuple[duckdb.DuckDBPyConnection, Path, dict[s
         raise TracedbError(f"{lake}: not a trace lake (tracedb load FILES --lake {lake} makes one)")
     _check_marker(lake)
     recover(lake)  # what killed writers left in the lake
-    state = traces_state(lake)
-    folders = committed_folders(lake)
     folder = scratch.make("lake")
     file = folder / "lake.duckdb"
+    snap = None
     try:
         con = db.open_db(file)
         try:
-            sources = _build_views(con, lake, folders)
+            snap = snapshot.take(lake, trace_tables(con))
+            _build_views(con, lake, list(snap.files))
         except duckdb.Error as exc:
             reraise_interrupt(exc)
             raise TracedbError(f"{lake}: cannot read the lake: {str(exc).strip().splitlines()[0][:300]}") from None
@@ -503,40 +478,21 @@ def open_lake(lake: str | Path) -> tuple[duckdb.DuckDBPyConnection, Path, dict[s
             con.close()
         con = duckdb.connect(str(file), read_only=True)
         try:
-            for table, files in sources.items():
-                con.register(_DATA + table, _dataset(lake, files))
+            for table in list(snap.files):
+                con.register(_DATA + table, snap.dataset(table))
             _check_ids(con, lake)
         except BaseException:
             con.close()
             raise
     except BaseException:
+        if snap is not None:
+            snap.close()
         shutil.rmtree(folder, ignore_errors=True)
         raise
-    return con, folder, state
+    return con, folder, snap
 
 
 _DATA = "_lake_"  # a table's rows: a placeholder table in the scratch file, an Arrow dataset at open
-
-
-def _dataset(lake: Path, files: list[str]):
-    """The Parquet files of one table as one Arrow dataset; files written by an older tracedb read
-    NULL for the columns they lack."""
-    import pyarrow as pa
-    import pyarrow.dataset as ds
-    import pyarrow.parquet as pq
-
-    schemas = []
-    for f in files:
-        try:
-            schemas.append(pq.read_schema(f))
-        except (OSError, pa.ArrowException) as exc:  # a partition that is not Parquet, or not one of ours
-            raise TracedbError(f"{f}: cannot read the lake: {' '.join(str(exc).split())[:300]}") from None
-    try:
-        schema = schemas[0] if all(s.equals(schemas[0]) for s in schemas) else \
-            pa.unify_schemas(schemas, promote_options="permissive")
-        return ds.dataset(files, schema=schema, format="parquet")
-    except (OSError, pa.ArrowException) as exc:  # partitions of one table that do not agree
-        raise TracedbError(f"{lake}: cannot read the lake: {' '.join(str(exc).split())[:300]}") from None
 
 
 def _check_ids(con: duckdb.DuckDBPyConnection, lake: Path) -> None:
@@ -547,19 +503,13 @@ def _check_ids(con: duckdb.DuckDBPyConnection, lake: Path) -> None:
                            "(written at once by two writers); load one of them again with --replace")
 
 
-def _build_views(con: duckdb.DuckDBPyConnection, lake: Path, folders: list[str]) -> dict[str, list[str]]:
-    """Make each per-trace table of the scratch database a view over a placeholder of the same
-    columns (_lake_<table>), which the Arrow dataset of its files shadows once registered on the
-    reading connection (a connection's registered objects come before the database's tables);
-    the view casts each column to the table's type. Returns table -> its Parquet files."""
-    sources = {}
-    for table in trace_tables(con):
-        table_dir = lake / table
-        present = set(os.listdir(table_dir)) if table_dir.is_dir() else set()
-        files = [str(table_dir / f / "data.parquet") for f in folders if f in present]
-        if not files:
-            continue  # no trace has rows there: the empty table stays
-        sources[table] = files
+def _build_views(con: duckdb.DuckDBPyConnection, lake: Path, tables: list[str]) -> None:
+    """Make each of tables (the per-trace tables a trace of the lake has rows in) a view over a
+    placeholder of the same columns (_lake_<table>), which the Arrow dataset of its files shadows
+    once registered on the reading connection (a connection's registered objects come before the
+    database's tables); the view casts each column to the table's type. A table no trace has rows
+    in stays the empty table."""
+    for table in tables:
         comments = con.execute("SELECT column_name, data_type, comment FROM duckdb_columns() WHERE table_name = ? "
                                "AND schema_name = 'main' ORDER BY column_index", [table]).fetchall()
         about = con.execute("SELECT comment FROM duckdb_tables() WHERE table_name = ? AND schema_name = 'main'",
@@ -578,5 +528,4 @@ def _build_views(con: duckdb.DuckDBPyConnection, lake: Path, folders: list[str])
         if file.is_file():
             con.execute(f"INSERT INTO {kind.table} BY NAME SELECT * FROM read_parquet(?, "
                         "hive_partitioning = false)", [str(file)])
-    return sources
 

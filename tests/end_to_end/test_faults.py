@@ -277,29 +277,6 @@ def test_a_replace_killed_at_any_step_never_loses_the_trace(tmp_path):
     assert len(outcomes) == 2  # killed before its commit the old version stayed; finished, the new one
 
 
-def test_a_long_lived_lake_reader_never_reads_a_swapped_trace(tmp_path):
-    """A reader opened before a replace gives the traces as it opened them or one line saying
-    which changed, for SQL and reports alike; a reader opened after sees the new version."""
-    from tracedb import lake as lakemod
-
-    path = tmp_path / "lake"
-    lakemod.add(KINETO[0], path, name="t")
-    lakemod.add(KINETO[3], path, name="u")
-    reader = tracedb.connect(path)
-    before = reader.sql("SELECT count(*) FROM kernels").rows
-    assert reader.sql("SELECT count(*) FROM kernels").rows == before  # unchanged: read again alike
-    lakemod.add(KINETO[1], path, name="t", replace=True)
-    for read in (lambda: reader.sql("SELECT count(*) FROM kernels"), lambda: reader.report("summary", trace="u")):
-        with pytest.raises(tracedb.TracedbError) as caught:
-            read()
-        assert str(caught.value) == (f"{path}: trace 't' changed since this connection opened the lake "
-                                     "(a load replaced or removed it): connect again")
-    reader.close()
-    with tracedb.connect(path) as fresh:
-        assert fresh.sql("SELECT count(*) FROM traces").rows == [(2,)]
-        assert fresh.sql("SELECT count(*) FROM kernels").rows != before
-
-
 # Where the fault injection may kill a load: a stage of a file, shown by the progress display.
 KILL_POINTS = ["big0.json: reading", "big0.json: typing events", "big0.json: deriving facts",
                "big1.json: reading", "big1.json: typing events", "big1.json: deriving facts", "1/3 files",

@@ -13,6 +13,7 @@ import pytest
 import tracedb
 from tracedb import lake as lakemod
 from tracedb import reports
+from tracedb import snapshot
 from tracedb.ingest.loader import default_name
 
 from conftest import FIXTURES, KINETO, run_cli, tc_op, write_tc_trace
@@ -220,7 +221,7 @@ def test_ids_names_and_odd_names(tmp_path):
     odd = ["a/b c", "x" * 300, "ünï%cödé", "UPPER"]
     for name in odd:
         lakemod.add(KINETO[2], lake, name=name)
-    folders = lakemod.committed_folders(lake)
+    folders = snapshot.committed(lake)
     assert len(folders) == len(odd) and all(len(f.encode()) <= lakemod.MAX_FOLDER for f in folders)
     with tracedb.connect(lake) as db:
         assert sorted(n for (n,) in db.sql("SELECT name FROM traces").rows) == sorted(odd)
