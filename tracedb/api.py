@@ -721,6 +721,10 @@ def load_lake(lake: str | Path, paths: Iterable[str | Path], *, name: str | None
                     progress=progress, landed=done.landed, failed=done.failed)
     except BaseException as exc:
         if is_interrupt(exc):
+            try:  # what the interrupted loads left, should their own settling have been cut short
+                lakemod.recover(lake, mine=scheduler is None)
+            except Exception:
+                pass  # the next writer or reader recovers it
             _raise_if_lake_committed(lake, before, paths, name)
         raise
     for outcome in repeated:

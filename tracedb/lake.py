@@ -22,20 +22,25 @@ table. Readers take no lock, and recover takes a name's only when no writer hold
 never waits). Where the file system keeps no locks (or off POSIX) writers still look again before
 they commit, but are not kept apart.
 
-A writer killed part way (SIGKILL, a crash, a lost node) leaves its directories under .incoming
-and .trash, each with a journal (journal.json: the writer's pid, host and PID namespace, the
-trace, the phase of the replace). The next writer or reader of the lake (recover) finishes or
-undoes what a dead writer of this host and namespace began: a replace whose new traces directory is in place is complete, and the
-old version's files go; one whose new version never reached its traces directory is undone, the
-new version's directories removed and the old version's put back, traces last. A committed trace
-is never lost. A journal of another host or container is left to a process there (only it can
-tell whether the writer still runs).
+A writer's directories under .incoming and .trash are named for it (<pid>-<where>-<random>, where
+a digest of its host and PID namespace) and hold a journal (journal.json: the writer, the trace,
+the id it claims, the phase of the replace). A writer killed part way (SIGKILL, a crash, a lost
+node) leaves them; the next writer or reader of the lake (recover) finishes or undoes what a dead
+writer of this host and namespace began: a replace whose new traces directory is in place is
+complete, and the old version's files and id go; one whose new version never reached its traces
+directory is undone, the new version's directories removed and the old version's put back, traces
+last; a directory whose writer died before writing its journal holds nothing yet and goes. A
+committed trace is never lost. A journal of another host or container is left to a process there
+(only it can tell whether the writer still runs). A writer interrupted (Ctrl-C, SIGTERM) settles
+its own replace the same way before the interrupt goes on, and the command line recovers what
+its interrupted loads left (should an interrupt have cut the settling short) before it exits.
 
 Trace ids grow with time, as a database's do, without writers asking each other: a load takes the
 seconds since 2025-01-01 at its start, or the next number not taken, by creating LAKE/_ids/<id>
-exclusively (it holds the directory the id belongs to). A replaced trace gets a new id, as in a
-database. Readers check that ids are distinct (a file system without exclusive creation could let
-two writers take one).
+exclusively. Its journal names each id before the load tries it, and the id's file names the
+load's .incoming directory, so recover gives back the id of a writer killed at any point, and only
+an id that writer holds. A replaced trace gets a new id, as in a database. Readers check that ids
+are distinct (a file system without exclusive creation could let two writers take one).
 
 Reading (open_lake): an empty tracedb database in a scratch directory whose per-trace tables are
 views over the Parquet files of the traces committed at open, one whole version of each, held open
@@ -57,6 +62,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 import shutil
 import time
 import uuid
@@ -147,22 +153,51 @@ def _write_journal(directory: Path, **fields) -> None:
         out.write(json.dumps(record))
 
 
-def _dead_writer(directory: Path) -> dict | None:
-    """The journal of a directory whose writer no longer runs, or None (alive, of another host or
-    container, no journal yet: a writer between making its directory and writing the journal)."""
+_OWNER = re.compile(r"^(\d+)-([0-9a-f]{8})-[0-9a-f]{32}(?:\.r(\d+))?$")  # a _work_dir, maybe _claim-ed
+
+
+def _journal(directory: Path) -> dict:
+    """The journal of a writer's directory ({} when there is none yet)."""
     try:
-        record = json.loads((directory / JOURNAL).read_text(encoding="utf-8"))
+        return json.loads((directory / JOURNAL).read_text(encoding="utf-8"))
     except (OSError, ValueError):
+        return {}
+
+
+def _dead_writer(directory: Path, mine: bool = False) -> dict | None:
+    """The journal of a directory whose writer no longer runs (or is this process, when mine); {}
+    when that writer died before it wrote one (the directory's name says whose it is); None while
+    the writer may run, or when it is of another host or container."""
+    def gone(pid, where) -> bool:
+        return scratch.dead(int(pid), str(where)) or (mine and int(pid) == os.getpid() and where == scratch.where())
+
+    record = _journal(directory)
+    if record:
+        return record if gone(record.get("pid", 0), record.get("where")) else None
+    owner = _OWNER.match(directory.name)
+    if owner is None:  # a directory of an older tracedb: only an empty one can be told apart
+        _remove_if_empty(directory)
         return None
-    return record if scratch.dead(int(record.get("pid", 0)), str(record.get("where"))) else None
+    pid, where, claimer = owner.groups()
+    if not gone(pid, where) or (claimer is not None and int(claimer) != os.getpid() and scratch.alive(int(claimer))):
+        return None
+    try:  # written meanwhile, between the read above and now? then its writer was alive: told next time
+        (directory / JOURNAL).stat()
+        return None
+    except OSError:
+        return {}
 
 
-def recover(lake: Path) -> None:
-    """Finish or undo what writers of this host killed part way left (see the module docstring).
+def recover(lake: Path, *, mine: bool = False) -> None:
+    """Finish or undo what writers of this host killed part way left (see the module docstring);
+    mine: and what this process left, its loads all ended (cut short by a second Ctrl-C, say).
     Best effort: without write access, or with another recoverer at work, it leaves the rest."""
     for entry in _subdirs(lake / TRASH):
-        record = _dead_writer(entry)
+        record = _dead_writer(entry, mine)
         if record is None:
+            continue
+        if not record:  # died before its journal: it had moved nothing yet
+            shutil.rmtree(entry, ignore_errors=True)
             continue
         try:
             # a live writer committing the name meanwhile would have its new partitions taken out
@@ -173,34 +208,52 @@ def recover(lake: Path) -> None:
             continue  # told another time (a lake this process cannot write, say)
     _remove_if_empty(lake / TRASH)
     for entry in _subdirs(lake / INCOMING):
-        record = _dead_writer(entry)
+        record = _dead_writer(entry, mine)
         if record is None:
             continue
-        stored = _committed_id(lake, record["folder"])
-        if stored is _UNKNOWN:
-            continue
-        if stored != record.get("trace_id"):
-            _release_id(lake, record.get("trace_id"))
+        if record and not _release_claim(lake, entry, record):
+            continue  # its trace id cannot be told committed or not now: told another time
         shutil.rmtree(entry, ignore_errors=True)
     _remove_if_empty(lake / INCOMING)
 
 
-def _end_replace(lake: Path, entry: Path, record: dict) -> None:
-    """Finish or undo the replace of a dead writer whose trash directory is entry (the name's lock
-    held by the caller)."""
+def _release_claim(lake: Path, entry: Path, record: dict) -> bool:
+    """Give back the trace id the writer of entry (its .incoming directory, whose journal is record)
+    claimed, unless a trace was committed with it or the id is another writer's (its claim lost, or
+    the id given back and taken again); False when the committed trace cannot be read now."""
+    trace_id = record.get("trace_id")
+    if trace_id is None:
+        return True
+    holder = _id_holder(lake, trace_id)
+    if holder is _GONE or (holder is not None and holder != entry.name.partition(".r")[0]):
+        return True
+    stored = _committed_id(lake, record["folder"])
+    if stored is _UNKNOWN:
+        return False
+    if stored != trace_id:
+        _release_id(lake, trace_id)
+    return True
+
+
+def _end_replace(lake: Path, entry: Path, record: dict, *, claim: bool = True) -> None:
+    """Finish or undo the replace whose trash directory is entry, by what is committed under its
+    name (the name's lock held by the caller): of a dead writer, or of this one once its move
+    ended."""
     folder = record["folder"]
     stored = _committed_id(lake, folder)
     if stored is _UNKNOWN:
         return  # its traces file cannot be read now: told another time
-    entry = _claim(entry)  # one recoverer per journal
+    if claim:
+        entry = _claim(entry)  # one recoverer per journal (a writer settling its own needs none)
     if entry is None:
         return
     if stored is not None and stored != record.get("old_id"):
         # the new version committed (or a later writer's has since): the old one goes, and
         # an id the dead writer claimed and no trace kept
         _release_id(lake, record.get("old_id"))
-        if stored != record.get("new_id"):
-            _release_id(lake, record.get("new_id"))
+        new_id = record.get("new_id")
+        if stored != new_id and new_id is not None and _id_holder(lake, new_id) in (None, record.get("holder")):
+            _release_id(lake, new_id)
     else:  # it never did: what it put in goes, and the old version comes back, traces last
         if record.get("phase") == "in":
             for table_dir in _table_dirs(lake):
@@ -284,19 +337,44 @@ def _table_dirs(lake: Path) -> list[Path]:
     return sorted(p for p in lake.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
 
 
-def claim_id(lake: Path, folder: str) -> int:
-    """A new trace id: the seconds since ID_EPOCH now, or the next number no other load took."""
+def claim_id(lake: Path, folder: str, holder: Path) -> int:
+    """A new trace id for the writer whose .incoming directory is holder: the seconds since
+    ID_EPOCH now, or the next number no other load took. holder's journal names each id before it
+    is tried, and the id's file names holder, so that recover gives back the id of a writer killed
+    at any point (and only an id it holds)."""
     ids = lake / IDS
     ids.mkdir(exist_ok=True)
     start = max(1, int(time.time()) - ID_EPOCH)
+    claim = json.dumps({"folder": folder, "holder": holder.name})
     for trace_id in range(start, min(start + 1_000_000, _ID_SPACE)):
+        if (ids / str(trace_id)).exists():
+            continue
+        _write_journal(holder, folder=folder, trace_id=trace_id)
         try:
             with open(ids / str(trace_id), "x", encoding="utf-8") as out:
-                out.write(folder)
+                out.write(claim)
             return trace_id
         except FileExistsError:
             continue
     raise TracedbError(f"{lake}: no free trace id for {folder}")
+
+
+_GONE = object()  # an id no file claims
+
+
+def _id_holder(lake: Path, trace_id: int):
+    """The name of the .incoming directory whose writer claimed trace_id; None when its file does
+    not say (written by an older tracedb, or being written), _GONE when there is none."""
+    try:
+        text = (lake / IDS / str(int(trace_id))).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return _GONE
+    except OSError:
+        return None
+    try:
+        return json.loads(text).get("holder")
+    except (ValueError, AttributeError):
+        return None
 
 
 def _release_id(lake: Path, trace_id: int | None) -> None:
@@ -323,12 +401,13 @@ def add(path: str | Path, lake: str | Path, *, name: str | None = None, replace:
         if _stored(committed)[0] == sha256_of(path):
             return _skipped(path, name, size)
         raise TracedbError(_taken(path, name, lake))
-    trace_id = claim_id(lake, folder)
     staging = None  # made in the try below, removed in its finally
+    keep = False  # staging stays for recover: whether its id was committed cannot be read now
     try:
         try:
             staging = _work_dir(lake / INCOMING)
-            _write_journal(staging, folder=folder, trace_id=trace_id)
+            _write_journal(staging, folder=folder)
+            trace_id = claim_id(lake, folder, staging)
             part = partition.build(path, staging / "p", name=name, meta=meta, kind=kind, trace_id=trace_id,
                                    threads=threads, progress=progress)
             started = time.perf_counter()
@@ -341,17 +420,16 @@ def add(path: str | Path, lake: str | Path, *, name: str | None = None, replace:
                         if not same:
                             raise TracedbError(_taken(path, name, lake))
                 replaced = False if same else _move_in(lake, folder, part, old_id)
-                if replaced:
-                    _release_id(lake, old_id)
         except BaseException:
-            if _committed_id(lake, folder) != trace_id:  # interrupted after its commit, it keeps its id
-                _release_id(lake, trace_id)
+            # the id it claimed goes back, unless it was committed (interrupted after its commit)
+            if staging is not None:
+                keep = not _release_claim(lake, staging, _journal(staging))
             raise
         if same:  # the same file, committed by another writer meanwhile
             _release_id(lake, trace_id)
             return _skipped(path, name, size)
     finally:
-        if staging is not None:
+        if staging is not None and not keep:
             shutil.rmtree(staging, ignore_errors=True)
         _remove_if_empty(lake / INCOMING)
     outcome = part.outcome
@@ -385,53 +463,58 @@ def _stored(traces_file: Path) -> tuple[str | None, int | None]:
 def _move_in(lake: Path, folder: str, part: partition.Partition, old_id: int | None = None) -> bool:
     """Rename a built partition into the lake, the traces directory last; True when it replaced
     a trace. What stood under the name (an older version, or the leftovers of a writer that died)
-    goes to a trash directory first, and comes back if the move fails before the commit; the
-    trash's journal says how far it got, for recover should this process be killed."""
-    trash = _work_dir(lake / TRASH)
-    journal = {"folder": folder, "old_id": old_id, "new_id": part.outcome.trace_id}
-    _write_journal(trash, phase="away", **journal)
-    moved: list[tuple[Path, Path]] = []
+    goes to a trash directory first; the trash's journal says how far the move got. However the
+    move ends (done, an error, Ctrl-C or SIGTERM), the trash is settled as recover settles a dead
+    writer's (_end_replace): committed, the old version and its id go; not, what was put in goes
+    and the old version comes back. Should this process be killed, or the settling cut short, the
+    trash and its journal stay for recover. The caller holds the name's lock."""
+    journal = {"folder": folder, "old_id": old_id, "new_id": part.outcome.trace_id,
+               "holder": part.directory.parent.name}  # the .incoming directory that claimed new_id
     old = lake / "traces" / folder
-
-    def away(src: Path, table: str) -> None:
-        target = trash / table
-        os.rename(src, target)
-        moved.append((target, src))
-
+    trash = None
     try:
+        trash = _work_dir(lake / TRASH)
+        _write_journal(trash, phase="away", **journal)
         replaced = old.is_dir()
         if replaced:
-            away(old, "traces")  # the trace is gone for readers from here until the commit
+            os.rename(old, trash / "traces")  # the trace is gone for readers from here until the commit
         for table_dir in _table_dirs(lake):
             if table_dir.name != "traces" and (table_dir / folder).exists():
-                away(table_dir / folder, table_dir.name)
+                os.rename(table_dir / folder, trash / table_dir.name)
         _write_journal(trash, phase="in", **journal)  # all of the old version is away
         for table in sorted(part.tables, key=lambda t: t == "traces"):  # traces last: the commit
             (lake / table).mkdir(exist_ok=True)
             os.rename(part.directory / table, lake / table / folder)
-    except BaseException as exc:  # an error, Ctrl-C or SIGTERM before the commit
-        # what was put in is taken out, what was there comes back; should that be cut short too,
-        # the trash and its journal stay for recover
-        for table in part.tables:
-            if (lake / table / folder).is_dir() and not (part.directory / table).exists():
-                shutil.rmtree(lake / table / folder, ignore_errors=True)
-        for target, src in reversed(moved):  # traces, moved first, back last
-            if not src.exists():
-                os.rename(target, src)
-        shutil.rmtree(trash, ignore_errors=True)
-        _remove_if_empty(lake / TRASH)
+    except BaseException as exc:
+        if trash is not None:
+            _settle(lake, trash)
         if isinstance(exc, OSError):
             raise TracedbError(f"{lake}: cannot add the trace: {exc.strerror or exc}") from None
         raise
-    shutil.rmtree(trash, ignore_errors=True)  # cut short, recover finds the commit and ends it
-    _remove_if_empty(lake / TRASH)
+    _settle(lake, trash)
     return replaced
 
 
+def _settle(lake: Path, trash: Path) -> None:
+    """End this writer's replace whose trash directory is trash, as recover would a dead writer's;
+    what cannot be settled now stays for recover."""
+    record = _journal(trash)
+    try:
+        if record:
+            _end_replace(lake, trash, record, claim=False)
+        else:  # stopped before its journal was written: nothing was moved
+            shutil.rmtree(trash, ignore_errors=True)
+    except (OSError, TracedbError):
+        pass  # left for recover, which tells the journal's writer is gone
+    _remove_if_empty(lake / TRASH)
+
+
 def _work_dir(parent: Path) -> Path:
-    """A new directory of this writer under parent (.incoming or .trash), made even while another
-    writer or reader removes parent for being empty (between parent's mkdir and the child's)."""
-    child = parent / uuid.uuid4().hex
+    """A new directory of this writer under parent (.incoming or .trash), named for its owner
+    (<pid>-<where>-<random>: recover can tell a dead writer's before its journal is written), made
+    even while another writer or reader removes parent for being empty (between parent's mkdir
+    and the child's)."""
+    child = parent / f"{os.getpid()}-{scratch.where()}-{uuid.uuid4().hex}"
     for _ in range(100):
         parent.mkdir(exist_ok=True)
         try:

@@ -217,18 +217,38 @@ def test_a_full_disk_at_any_moment_of_a_load_is_one_line(small_disk):
     assert failures, "the disk never filled: the sizes are too large for this trace"
 
 
-KILL_AT_RENAME = """
-import os, sys
-from tracedb import lake
-step, seen, real = int(sys.argv[3]), [0], os.rename
-def rename(src, dst):
+# A replace of t, as the command line runs it, stopped at its step-th write to the lake (a
+# directory made, a file opened to write, a rename, a removal; of the partition's own directories,
+# all alike, none), just before it: "kill" is SIGKILL there (nothing of Python's cleanup runs),
+# "int" and "term" send the process SIGINT or SIGTERM there (its own handling runs). It says on
+# stderr when it reached the step.
+AT_STEP = """
+import os, signal, sys
+from tracedb import cli
+new, lake, step, how = sys.argv[1], os.path.realpath(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+seen = [0]
+def writes(event, args):
+    if event == "open":
+        mode, flags = args[1], args[2]
+        return (isinstance(mode, str) and any(c in mode for c in "wxa+")) or \
+            (isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT))
+    return event in ("os.mkdir", "os.rename", "os.remove", "os.rmdir", "shutil.rmtree", "os.link")
+def hook(event, args):
+    if not args or not isinstance(args[0], (str, bytes, os.PathLike)) or not writes(event, args):
+        return
+    path = os.path.realpath(os.fsdecode(args[0]))
+    if not path.startswith(lake + os.sep) or (event == "os.mkdir" and "/p/" in path[len(lake):]):
+        return
     seen[0] += 1
     if seen[0] == step:
-        os._exit(9)  # killed here: nothing of Python's cleanup runs
-    return real(src, dst)
-os.rename = rename
-lake.add(sys.argv[1], sys.argv[2], name="t", replace=True)
-print("done")
+        sys.stderr.write(f"reached {event} {path[len(lake):]}\\n")
+        sys.stderr.flush()
+        if how == "kill":
+            os._exit(9)
+        os.kill(os.getpid(), signal.SIGINT if how == "int" else signal.SIGTERM)
+sys.addaudithook(hook)
+sys.argv = ["tracedb", "load", new, "--name", "t", "--lake", lake, "--replace"]
+cli.run()
 """
 
 
@@ -241,9 +261,30 @@ def _lake_state(path: Path) -> tuple[str, int]:
     return rows[0]
 
 
-def test_a_replace_killed_at_any_step_never_loses_the_trace(tmp_path):
-    """A lake replace killed at each of its renames in turn: the next reader finds the old version
-    or the new one, whole, and nothing of the dead writer (no .trash, .incoming or unused id)."""
+def _leftovers(path: Path) -> list[str]:
+    """What a writer left in the lake beyond whole traces: its working directories, and the ids
+    in _ids that no committed trace holds (read from the files, without opening the lake, which
+    would recover them)."""
+    import duckdb
+
+    from tracedb import snapshot
+
+    left = [d for d in (".trash", ".incoming") if (path / d).exists()]
+    committed = set()
+    for folder in snapshot.committed(path):
+        with duckdb.connect() as con:
+            committed |= {r[0] for r in con.execute("SELECT trace_id FROM read_parquet(?)",
+                                                     [str(path / "traces" / folder / "data.parquet")]).fetchall()}
+    ids = {int(p.name) for p in (path / "_ids").iterdir()}
+    return left + [f"id {i}" for i in sorted(ids - committed)]
+
+
+@pytest.mark.parametrize("how", ["kill", "signal"])
+def test_a_replace_stopped_at_any_write_keeps_a_whole_version_and_leaves_nothing(tmp_path, how):
+    """A lake replace stopped at each of its writes to the lake in turn: killed (SIGKILL), the next
+    reader finds the old version or the new one, whole, and recovers everything of the dead writer
+    (no .trash, .incoming or unclaimed id); interrupted (SIGINT or SIGTERM, by turns), the command
+    itself leaves nothing behind, and the lake holds one whole version."""
     from tracedb import lake as lakemod
 
     old, new = KINETO[0], KINETO[1]
@@ -256,25 +297,31 @@ def test_a_replace_killed_at_any_step_never_loses_the_trace(tmp_path):
     assert len(versions) == 2
     path = tmp_path / "lake"
     lakemod.add(old, path, name="t")
-    outcomes = set()
-    for step in range(1, 200):
-        proc = subprocess.run([sys.executable, "-c", KILL_AT_RENAME, str(new), str(path), str(step)],
+    outcomes, reached = set(), []
+    for step in range(1, 300):
+        signal_ = "kill" if how == "kill" else ("int", "term")[step % 2]
+        proc = subprocess.run([sys.executable, "-c", AT_STEP, str(new), str(path), str(step), signal_],
                               capture_output=True, text=True, timeout=300)
-        finished = proc.stdout.strip() == "done"
-        assert finished or proc.returncode == 9, proc.stderr[-1000:]
-        sha, kernels = _lake_state(path)  # the reader recovers what the killed writer left
-        assert versions.get(sha) == kernels, (step, sha, kernels)
+        at = [line for line in proc.stderr.splitlines() if line.startswith("reached ")]
+        assert "Traceback" not in proc.stderr, (step, proc.stderr[-2000:])
+        if how == "kill":
+            assert proc.returncode == (9 if at else 0), (step, proc.stderr[-1000:])
+        else:
+            assert proc.returncode in (0, 130, 143) and (at or proc.returncode == 0), (step, proc.stderr[-1000:])
+            assert _leftovers(path) == [], (step, at, proc.stderr[-1000:])  # before any reader recovers
+        sha, kernels = _lake_state(path)  # the reader recovers what a killed writer left
+        assert versions.get(sha) == kernels, (step, at, sha, kernels)
+        assert _leftovers(path) == [], (step, at)
         outcomes.add(sha)
-        assert not (path / ".trash").exists() and not (path / ".incoming").exists(), step
-        ids = {p.name for p in (path / "_ids").iterdir()}
-        with tracedb.connect(path) as lake:
-            assert ids == {str(r[0]) for r in lake.sql("SELECT trace_id FROM traces").rows}, step
-        if finished:
+        if not at:
             break
-        lakemod.add(old, path, name="t", replace=True)  # back to the old version for the next step
-    assert finished, "the replace never finished"
-    assert step > 10, "too few steps: the renames are not what this test kills"
-    assert len(outcomes) == 2  # killed before its commit the old version stayed; finished, the new one
+        reached.append(at[0])
+        if sha != next(iter(versions)):
+            lakemod.add(old, path, name="t", replace=True)  # back to the old version for the next step
+    assert not at, "the replace never finished"
+    assert sum(r.startswith("reached os.rename") for r in reached) > 20, reached  # every move, and more
+    assert any(".trash" in r for r in reached) and any("/_ids/" in r for r in reached), reached
+    assert len(outcomes) == 2  # stopped before its commit the old version stayed; after, the new one
 
 
 # Where the fault injection may kill a load: a stage of a file, shown by the progress display.

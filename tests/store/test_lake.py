@@ -229,8 +229,11 @@ def test_ids_names_and_odd_names(tmp_path):
         assert len(set(ids)) == len(ids) and all(0 < i < 2**31 for i in ids)
     # ids grow with time; loads of one second take the next free numbers
     assert sorted(ids) == [ids[0] + i for i in range(len(ids))] or len(set(ids)) == len(ids)
-    a, b = lakemod.claim_id(lake, "trace=a"), lakemod.claim_id(lake, "trace=b")
+    holder = lakemod._work_dir(lake / lakemod.INCOMING)
+    a, b = lakemod.claim_id(lake, "trace=a", holder), lakemod.claim_id(lake, "trace=b", holder)
     assert b > a > max(ids) - 1
+    assert json.loads((lake / lakemod.IDS / str(b)).read_text()) == {"folder": "trace=b", "holder": holder.name}
+    assert json.loads((holder / lakemod.JOURNAL).read_text())["trace_id"] == b  # named before it was taken
 
 
 def test_not_a_lake_and_newer_lakes(tmp_path):

@@ -152,6 +152,20 @@ def test_two_replaces_of_one_name_at_once_the_last_wins_whole(tmp_path, alone):
     _one_whole_x(lake, last, alone)
 
 
+def test_four_replaces_of_one_name_at_once_leave_one_trace_and_one_id(tmp_path, alone):
+    """Four writers replace X at once, all held until all have built: each commits in turn and
+    gives back the id of the version it replaced; the last one's version stands, whole, with the
+    only id left in _ids, and no writer's directory remains."""
+    lake = tmp_path / "lake"
+    lakemod.add(A, lake, name="X")
+    runs = _race(lake, [A, B, A, B], "--replace")
+    assert [r.returncode for r in runs] == [0] * 4, [r.stderr for r in runs]
+    assert all("replaced" in r.stdout for r in runs)
+    with tracedb.connect(lake) as db:
+        (sha,) = db.sql("SELECT sha256 FROM traces").rows[0]
+    _one_whole_x(lake, A if sha == _sha(A) else B, alone)
+
+
 def test_the_same_file_twice_at_once_is_loaded_once(tmp_path, alone):
     """Identical content under one name at once: one loads, the other is skipped (as it is when it
     comes after), its id given back."""
