@@ -420,10 +420,12 @@ def add(path: str | Path, lake: str | Path, *, name: str | None = None, replace:
                         if not same:
                             raise TracedbError(_taken(path, name, lake))
                 replaced = False if same else _move_in(lake, folder, part, old_id)
-        except BaseException:
+        except BaseException as exc:
             # the id it claimed goes back, unless it was committed (interrupted after its commit)
             if staging is not None:
                 keep = not _release_claim(lake, staging, _journal(staging))
+            if isinstance(exc, OSError):  # a lake it cannot write (read-only, full, not its own)
+                raise TracedbError(f"{path}: cannot add it to the lake {lake}: {exc.strerror or exc}") from None
             raise
         if same:  # the same file, committed by another writer meanwhile
             _release_id(lake, trace_id)

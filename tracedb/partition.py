@@ -122,7 +122,7 @@ def _build_in(private: Path, path: Path, into: Path, name, meta, kind, rules, tr
         tables = _write(con, outcome.trace_id, trace_id, into)
     except duckdb.Error as exc:
         reraise_interrupt(exc)
-        raise TracedbError(f"{path}: cannot write its partition: {' '.join(str(exc).split())[:300]}") from None
+        raise TracedbError(f"{path}: cannot write its partition: {store.one_line(exc)}") from None
     finally:
         con.close()
     outcome.trace_id = trace_id

@@ -63,7 +63,13 @@ def invalidated_by(con: duckdb.DuckDBPyConnection) -> str | None:
 
 
 def one_line(exc: BaseException, limit: int = 300) -> str:
-    return " ".join(str(exc).split())[:limit]
+    """An error on one line of at most limit characters; a DuckDB I/O error whose details carry an
+    errno says first what it means ("No space left on device"), since its path may take the rest."""
+    text = " ".join(str(exc).split())
+    code = re.search(r'"errno"\s*:\s*"(\d+)"', text)
+    if code:
+        text = f"{os.strerror(int(code.group(1)))}: {text}"
+    return text[:limit]
 
 
 @contextlib.contextmanager

@@ -190,6 +190,30 @@ def small_disk(tmp_path):
         subprocess.run(["umount", str(folder)], capture_output=True)
 
 
+def test_a_lake_on_a_read_only_or_full_file_system_is_one_line_per_file(small_disk, tmp_path):
+    """A lake its load cannot write: each file is one line naming it and what is wrong, exit 1, no
+    traceback; the read-only lake still reads, and the full one holds nothing of the loads."""
+    disk = small_disk("4m")
+    lake = disk / "lake"
+    run_cli("load", KINETO[0], "--name", "t", "--lake", lake, check=True)
+    assert subprocess.run(["mount", "-o", "remount,ro", str(disk)], capture_output=True).returncode == 0
+    proc = run_cli("load", KINETO[1], "--name", "t", "--lake", lake, "--replace")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines() == [f"tracedb: error: {KINETO[1]}: cannot add it to the lake {lake}: "
+                                        "Read-only file system",
+                                        "tracedb: 1 of 1 file(s) not loaded (see the errors above)"]
+    with tracedb.connect(lake) as db:
+        assert db.sql("SELECT name FROM traces").rows == [("t",)]
+    full = small_disk("64k") / "lake"
+    proc = run_cli("load", KINETO[3], KINETO[6], "--lake", full)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    errors = proc.stderr.splitlines()
+    assert sorted(e.split(": ")[2] for e in errors[:2]) == sorted([str(KINETO[3]), str(KINETO[6])])
+    assert all("No space left on device" in e for e in errors[:2]), proc.stderr
+    assert sorted(p.name for p in full.iterdir()) == ["_ids", "tracedb-lake.json"]
+    assert list((full / "_ids").iterdir()) == []
+
+
 def test_a_full_disk_at_any_moment_of_a_load_is_one_line(small_disk):
     """The disk fills while the load writes its rows, the WAL or the commit's checkpoint (after
     which DuckDB invalidates the database): each is one line, exit 1, and the database opens
