@@ -818,17 +818,17 @@ def _raise_if_committed(con: duckdb.DuckDBPyConnection, first_id: int, in_progre
 
 def _raise_if_lake_committed(lake: Path, before: dict, paths: list[Path], name: str | None) -> None:
     """After Ctrl-C or SIGTERM in a lake load: when traces of its files were committed (their
-    workers commit on their own), say which were added and which replaced; else the interrupt goes
-    on, and the command line says nothing changed."""
+    workers commit on their own), say which were added and which replaced; else that the lake is
+    unchanged."""
     from . import lake as lakemod
     from .ingest.loader import default_name
 
     ours = {lakemod.folder_of(name or default_name(p)) for p in paths}
     after = snapshot.state(lake)
     added = [f for f in after if f in ours and f not in before]
-    replaced = [f for f in after if f in ours and f in before and after[f] != before[f]]
+    replaced = [f for f in after if f in ours and f in before and not snapshot.same_version(after[f], before[f])]
     if not added and not replaced:
-        return
+        raise Interrupted("interrupted, lake unchanged") from None
     said = lambda folders: ", ".join(unquote(f[len("trace="):]) for f in folders)  # noqa: E731
     parts = ([f"loaded: {said(added)}"] if added else []) + ([f"replaced: {said(replaced)}"] if replaced else [])
     raise Interrupted(f"interrupted; {'; '.join(parts)} (the other files were not loaded)") from None

@@ -32,8 +32,10 @@ directory is undone, the new version's directories removed and the old version's
 last; a directory whose writer died before writing its journal holds nothing yet and goes. A
 committed trace is never lost. A journal of another host or container is left to a process there
 (only it can tell whether the writer still runs). A writer interrupted (Ctrl-C, SIGTERM) settles
-its own replace the same way before the interrupt goes on, and the command line recovers what
-its interrupted loads left (should an interrupt have cut the settling short) before it exits.
+its own replace the same way, then (should the interrupt have cut that short) what it left, as
+recover(mine=True) does: this process's directories no load of it still uses (_using: adds may run
+in threads). Recover works on a trace name under the name's lock, trying it, never waiting: a
+replace under way has the trace's traces directory away, and a committed id would seem free.
 
 Trace ids grow with time, as a database's do, without writers asking each other: a load takes the
 seconds since 2025-01-01 at its start, or the next number not taken, by creating LAKE/_ids/<id>
@@ -64,6 +66,7 @@ import json
 import os
 import re
 import shutil
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -156,6 +159,12 @@ def _write_journal(directory: Path, **fields) -> None:
 _OWNER = re.compile(r"^(\d+)-([0-9a-f]{8})-[0-9a-f]{32}(?:\.r(\d+))?$")  # a _work_dir, maybe _claim-ed
 
 
+def _rewrite_journal(directory: Path, record: dict) -> None:
+    """Replace a journal whole, keeping its writer."""
+    with atomic.replacing(directory / JOURNAL) as out:
+        out.write(json.dumps(record))
+
+
 def _journal(directory: Path) -> dict:
     """The journal of a writer's directory ({} when there is none yet)."""
     try:
@@ -169,7 +178,8 @@ def _dead_writer(directory: Path, mine: bool = False) -> dict | None:
     when that writer died before it wrote one (the directory's name says whose it is); None while
     the writer may run, or when it is of another host or container."""
     def gone(pid, where) -> bool:
-        return scratch.dead(int(pid), str(where)) or (mine and int(pid) == os.getpid() and where == scratch.where())
+        return scratch.dead(int(pid), str(where)) or (
+            mine and int(pid) == os.getpid() and where == scratch.where() and not _in_use(directory))
 
     record = _journal(directory)
     if record:
@@ -211,10 +221,29 @@ def recover(lake: Path, *, mine: bool = False) -> None:
         record = _dead_writer(entry, mine)
         if record is None:
             continue
-        if record and not _release_claim(lake, entry, record):
-            continue  # its trace id cannot be told committed or not now: told another time
-        shutil.rmtree(entry, ignore_errors=True)
+        try:
+            if not record:  # died before its journal: it had claimed no id yet
+                shutil.rmtree(entry, ignore_errors=True)
+                continue
+            # under the name's lock: a replace in progress has the trace's traces directory away,
+            # and the id of a committed trace would seem free
+            with _name_lock(lake, record["folder"], wait=False) as held:
+                if held:
+                    with _claimed(entry) as claimed:
+                        if claimed is not None and _release_claim(lake, claimed, record):
+                            shutil.rmtree(claimed, ignore_errors=True)
+        except (OSError, TracedbError):
+            continue  # told another time (a lake this process cannot write, say)
     _remove_if_empty(lake / INCOMING)
+
+
+def _recover_name(lake: Path, folder: str) -> None:
+    """Settle the replaces of folder that dead writers left (the name's lock held by the caller),
+    so that what is committed under the name is looked at as it stands once they are undone."""
+    for entry in _subdirs(lake / TRASH):
+        record = _dead_writer(entry)
+        if record and record.get("folder") == folder:
+            _end_replace(lake, entry, record)
 
 
 def _release_claim(lake: Path, entry: Path, record: dict) -> bool:
@@ -224,9 +253,8 @@ def _release_claim(lake: Path, entry: Path, record: dict) -> bool:
     trace_id = record.get("trace_id")
     if trace_id is None:
         return True
-    holder = _id_holder(lake, trace_id)
-    if holder is _GONE or (holder is not None and holder != entry.name.partition(".r")[0]):
-        return True
+    if _id_holder(lake, trace_id) != entry.name.partition(".r")[0]:
+        return True  # gone, another writer's, or of an older tracedb that named no holder: left
     stored = _committed_id(lake, record["folder"])
     if stored is _UNKNOWN:
         return False
@@ -243,25 +271,36 @@ def _end_replace(lake: Path, entry: Path, record: dict, *, claim: bool = True) -
     stored = _committed_id(lake, folder)
     if stored is _UNKNOWN:
         return  # its traces file cannot be read now: told another time
-    if claim:
-        entry = _claim(entry)  # one recoverer per journal (a writer settling its own needs none)
-    if entry is None:
+    if not claim:  # a writer settling its own
+        _finish_or_undo(lake, entry, record, stored)
         return
+    with _claimed(entry) as claimed:  # one recoverer per journal
+        if claimed is not None:
+            _finish_or_undo(lake, claimed, record, stored)
+
+
+def _finish_or_undo(lake: Path, entry: Path, record: dict, stored: int | None) -> None:
+    """_end_replace once entry is this thread's, stored the id committed under the name."""
+    folder = record["folder"]
     if stored is not None and stored != record.get("old_id"):
         # the new version committed (or a later writer's has since): the old one goes, and
         # an id the dead writer claimed and no trace kept
         _release_id(lake, record.get("old_id"))
         new_id = record.get("new_id")
-        if stored != new_id and new_id is not None and _id_holder(lake, new_id) in (None, record.get("holder")):
+        if stored != new_id and new_id is not None and _id_holder(lake, new_id) == record.get("holder"):
             _release_id(lake, new_id)
-    else:  # it never did: what it put in goes, and the old version comes back, traces last
+    elif stored is None:  # it never did: what it put in goes, and the old version comes back, traces last
         if record.get("phase") == "in":
             for table_dir in _table_dirs(lake):
                 shutil.rmtree(table_dir / folder, ignore_errors=True)
+            # once only: an undo cut short and taken up again must not remove what it put back
+            _rewrite_journal(entry, {**record, "phase": "back"})
         for saved in sorted(_subdirs(entry), key=lambda p: p.name == "traces"):
             (lake / saved.name).mkdir(exist_ok=True)
             if not (lake / saved.name / folder).exists():
                 os.rename(saved, lake / saved.name / folder)
+    # else the old version's traces directory is in place: all of it is back (its traces directory
+    # comes back last), or none of it ever went
     shutil.rmtree(entry)
 
 
@@ -312,18 +351,35 @@ def _committed_id(lake: Path, folder: str):
     return _UNKNOWN if stored is None else stored
 
 
-def _claim(entry: Path) -> Path | None:
-    """A dead writer's directory taken by this process alone (renamed <name>.r<pid>: of two
-    recoverers at once one rename wins), or None when another live process holds it."""
+@contextlib.contextmanager
+def _claimed(entry: Path) -> Iterator[Path | None]:
+    """A dead writer's directory taken by this thread alone for the block (renamed <name>.r<pid>:
+    of two recoverers at once one rename wins; threads of this process keep apart by _using), or
+    None when another live process, or another thread here, holds it."""
     base, _, holder = entry.name.partition(".r")
-    if holder.isdigit() and scratch.alive(int(holder)):
-        return None
-    target = entry.with_name(f"{base}.r{os.getpid()}")
+    if holder.isdigit() and int(holder) != os.getpid() and scratch.alive(int(holder)):
+        yield None
+        return
+    with _using_lock:
+        if base in _using:
+            taken = True
+        else:
+            taken = False
+            _using.add(base)
+    if taken:
+        yield None
+        return
     try:
-        os.rename(entry, target)
-    except OSError:
-        return None
-    return target
+        target = entry.with_name(f"{base}.r{os.getpid()}")
+        try:
+            if target != entry:
+                os.rename(entry, target)
+        except OSError:
+            target = None
+        yield target
+    finally:
+        with _using_lock:
+            _using.discard(base)
 
 
 def _subdirs(directory: Path) -> list[Path]:
@@ -345,18 +401,36 @@ def claim_id(lake: Path, folder: str, holder: Path) -> int:
     ids = lake / IDS
     ids.mkdir(exist_ok=True)
     start = max(1, int(time.time()) - ID_EPOCH)
-    claim = json.dumps({"folder": folder, "holder": holder.name})
-    for trace_id in range(start, min(start + 1_000_000, _ID_SPACE)):
-        if (ids / str(trace_id)).exists():
-            continue
-        _write_journal(holder, folder=folder, trace_id=trace_id)
-        try:
-            with open(ids / str(trace_id), "x", encoding="utf-8") as out:
-                out.write(claim)
-            return trace_id
-        except FileExistsError:
-            continue
+    claim = holder / "id.claim"  # the id's file, written whole beside, then linked into place
+    claim.write_text(json.dumps({"folder": folder, "holder": holder.name}), encoding="utf-8")
+    try:
+        for trace_id in range(start, min(start + 1_000_000, _ID_SPACE)):
+            if (ids / str(trace_id)).exists():
+                continue
+            _write_journal(holder, folder=folder, trace_id=trace_id)
+            if _link_new(claim, ids / str(trace_id)):
+                return trace_id
+    finally:
+        claim.unlink(missing_ok=True)
     raise TracedbError(f"{lake}: no free trace id for {folder}")
+
+
+def _link_new(source: Path, target: Path) -> bool:
+    """Give target source's content, whole, unless target exists (False): a hard link, atomic;
+    where the file system has none, an exclusive create then a copy."""
+    try:
+        os.link(source, target)
+        return True
+    except FileExistsError:
+        return False
+    except OSError:
+        pass
+    try:
+        with open(target, "x", encoding="utf-8") as out:
+            out.write(source.read_text(encoding="utf-8"))
+        return True
+    except FileExistsError:
+        return False
 
 
 _GONE = object()  # an id no file claims
@@ -388,8 +462,21 @@ def add(path: str | Path, lake: str | Path, *, name: str | None = None, replace:
     """Load one trace file into a lake (the task a process pool, Dask or Ray runs: a path in, a
     partition out). Same name and same content: skipped; same name, other content: an error
     unless replace, looked at again under the name's lock when it commits (another writer of the
-    name may have committed meanwhile). Returns the outcome with the trace's lake id."""
-    path, lake = Path(path), Path(lake)
+    name may have committed meanwhile). Returns the outcome with the trace's lake id. However it
+    fails (an error, Ctrl-C, SIGTERM), what it left in the lake is settled before the failure goes
+    on, as recover settles a dead writer's (its own settling may have been cut short)."""
+    try:
+        return _add(Path(path), Path(lake), name, replace, meta, kind, threads, progress)
+    except BaseException:
+        try:
+            recover(Path(lake), mine=True)
+        except Exception:
+            pass  # left for the next writer or reader
+        raise
+
+
+def _add(path: Path, lake: Path, name: str | None, replace: bool, meta: dict[str, str] | None, kind: str | None,
+         threads: int, progress) -> LoadOutcome:
     size = check_file(path)
     name = default_name(path) if name is None else name
     check_name(name, path)
@@ -412,6 +499,7 @@ def add(path: str | Path, lake: str | Path, *, name: str | None = None, replace:
                                    threads=threads, progress=progress)
             started = time.perf_counter()
             with _name_lock(lake, folder):  # the commit: one writer of the name at a time
+                _recover_name(lake, folder)  # a replace a dead writer left holding the lock
                 old_id, same = None, False
                 if committed.is_file():  # looked at again: another writer may have committed since
                     stored, old_id = _stored(committed)
@@ -431,8 +519,11 @@ def add(path: str | Path, lake: str | Path, *, name: str | None = None, replace:
             _release_id(lake, trace_id)
             return _skipped(path, name, size)
     finally:
-        if staging is not None and not keep:
-            shutil.rmtree(staging, ignore_errors=True)
+        try:
+            if staging is not None and not keep:
+                shutil.rmtree(staging, ignore_errors=True)
+        finally:  # cut short, it is no longer in use: recover(mine=True) takes what is left
+            _done_with(staging)
         _remove_if_empty(lake / INCOMING)
     outcome = part.outcome
     outcome.status = "replaced" if replaced else "loaded"
@@ -475,25 +566,28 @@ def _move_in(lake: Path, folder: str, part: partition.Partition, old_id: int | N
     old = lake / "traces" / folder
     trash = None
     try:
-        trash = _work_dir(lake / TRASH)
-        _write_journal(trash, phase="away", **journal)
-        replaced = old.is_dir()
-        if replaced:
-            os.rename(old, trash / "traces")  # the trace is gone for readers from here until the commit
-        for table_dir in _table_dirs(lake):
-            if table_dir.name != "traces" and (table_dir / folder).exists():
-                os.rename(table_dir / folder, trash / table_dir.name)
-        _write_journal(trash, phase="in", **journal)  # all of the old version is away
-        for table in sorted(part.tables, key=lambda t: t == "traces"):  # traces last: the commit
-            (lake / table).mkdir(exist_ok=True)
-            os.rename(part.directory / table, lake / table / folder)
-    except BaseException as exc:
-        if trash is not None:
-            _settle(lake, trash)
-        if isinstance(exc, OSError):
-            raise TracedbError(f"{lake}: cannot add the trace: {exc.strerror or exc}") from None
-        raise
-    _settle(lake, trash)
+        try:
+            trash = _work_dir(lake / TRASH)
+            _write_journal(trash, phase="away", **journal)
+            replaced = old.is_dir()
+            if replaced:
+                os.rename(old, trash / "traces")  # the trace is gone for readers from here until the commit
+            for table_dir in _table_dirs(lake):
+                if table_dir.name != "traces" and (table_dir / folder).exists():
+                    os.rename(table_dir / folder, trash / table_dir.name)
+            _write_journal(trash, phase="in", **journal)  # all of the old version is away
+            for table in sorted(part.tables, key=lambda t: t == "traces"):  # traces last: the commit
+                (lake / table).mkdir(exist_ok=True)
+                os.rename(part.directory / table, lake / table / folder)
+        except BaseException as exc:
+            if trash is not None:
+                _settle(lake, trash)
+            if isinstance(exc, OSError):
+                raise TracedbError(f"{lake}: cannot add the trace: {exc.strerror or exc}") from None
+            raise
+        _settle(lake, trash)
+    finally:
+        _done_with(trash)
     return replaced
 
 
@@ -517,6 +611,8 @@ def _work_dir(parent: Path) -> Path:
     even while another writer or reader removes parent for being empty (between parent's mkdir
     and the child's)."""
     child = parent / f"{os.getpid()}-{scratch.where()}-{uuid.uuid4().hex}"
+    with _using_lock:
+        _using.add(child.name)  # until _done_with: recover(mine=True) leaves it alone
     for _ in range(100):
         parent.mkdir(exist_ok=True)
         try:
@@ -525,6 +621,21 @@ def _work_dir(parent: Path) -> Path:
         except FileNotFoundError:
             continue  # parent went between the two calls: made again
     raise TracedbError(f"{parent}: cannot make a working directory (removed as fast as it is made)")
+
+
+_using: set[str] = set()  # this process's working directories in use (adds may run in threads)
+_using_lock = threading.Lock()
+
+
+def _in_use(directory: Path) -> bool:
+    with _using_lock:
+        return directory.name.partition(".r")[0] in _using
+
+
+def _done_with(directory: Path | None) -> None:
+    if directory is not None:
+        with _using_lock:
+            _using.discard(directory.name.partition(".r")[0])
 
 
 def _remove_if_empty(directory: Path) -> None:

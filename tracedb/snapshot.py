@@ -63,6 +63,12 @@ def state(lake: Path, folders: list[str] | None = None) -> dict[str, Identity]:
     return {folder: ident for folder, ident in found.items() if ident is not None}
 
 
+def same_version(a: Identity | None, b: Identity | None) -> bool:
+    """Whether two identities are of one version of a trace: its traces file the same (its
+    directory renamed away and back, a replace undone, changes the directory's time only)."""
+    return a is not None and b is not None and a[2:] == b[2:]
+
+
 def changed(lake: Path, opened: dict[str, Identity]) -> list[str]:
     """The names of the traces of opened (a state) that a load replaced or removed since."""
     now = state(lake, list(opened))
@@ -106,7 +112,9 @@ class Snapshot:
         except (OSError, pa.ArrowException) as exc:  # partitions of one table that do not agree
             _close(files)
             raise TracedbError(f"{self.lake}: cannot read the lake: {' '.join(str(exc).split())[:300]}") from None
-        weakref.finalize(dataset, _close, files)
+        # not at the interpreter's exit, when the connection may still read them (a file number
+        # closed then could be reached by a read meant for this file)
+        weakref.finalize(dataset, _close, files).atexit = False
         return dataset
 
     def close(self) -> None:
@@ -125,12 +133,17 @@ class Snapshot:
             self.pinned = _room_for(len(wanted))
         opened: dict[str, list[tuple[str, File]]] = {folder: [] for folder in folders}
         again = set()
-        for table, folder in wanted:
-            file = self._file(folder, self.lake / table / folder / "data.parquet")
-            if file is None:
-                again.add(folder)  # moved away since it was listed
-            else:
-                opened[folder].append((table, file))
+        try:
+            for table, folder in wanted:
+                file = self._file(folder, self.lake / table / folder / "data.parquet")
+                if file is None:
+                    again.add(folder)  # moved away since it was listed
+                else:
+                    opened[folder].append((table, file))
+        except BaseException:  # a file that is no Parquet, Ctrl-C: none of these stays open
+            for files in opened.values():
+                _close([f for _, f in files])
+            raise
         for folder in folders:
             files = opened[folder]
             if folder in again or identity(self.lake, folder) != before[folder] or not _one_version(files):
@@ -157,14 +170,16 @@ class Snapshot:
             metadata = pq.read_metadata(where)
             return File(folder, where, metadata.schema.to_arrow_schema(), _trace_ids(metadata), fd)
         except FileNotFoundError:
-            gone = True
+            _close_fd(fd)
+            return None
         except (OSError, pa.ArrowException) as exc:  # a partition that is not Parquet, or not one of ours
-            gone = not path.exists()
-            if not gone:
-                _close_fd(fd)
-                raise TracedbError(f"{path}: cannot read the lake: {' '.join(str(exc).split())[:300]}") from None
-        _close_fd(fd)
-        return None
+            _close_fd(fd)
+            if not path.exists():
+                return None
+            raise TracedbError(f"{path}: cannot read the lake: {' '.join(str(exc).split())[:300]}") from None
+        except BaseException:
+            _close_fd(fd)
+            raise
 
 
 def take(lake: Path, tables: list[str], *, pin: bool = True) -> Snapshot:

@@ -161,6 +161,9 @@ def test_four_replaces_of_one_name_at_once_leave_one_trace_and_one_id(tmp_path, 
     runs = _race(lake, [A, B, A, B], "--replace")
     assert [r.returncode for r in runs] == [0] * 4, [r.stderr for r in runs]
     assert all("replaced" in r.stdout for r in runs)
+    # before any reader (which would recover a dead writer's leftovers): the writers left nothing
+    assert len(os.listdir(lake / lakemod.IDS)) == 1
+    assert not (lake / lakemod.INCOMING).exists() and not (lake / lakemod.TRASH).exists()
     with tracedb.connect(lake) as db:
         (sha,) = db.sql("SELECT sha256 FROM traces").rows[0]
     _one_whole_x(lake, A if sha == _sha(A) else B, alone)
@@ -205,3 +208,96 @@ def test_a_held_name_lock_keeps_recover_off_and_readers_never_wait(tmp_path):
     with tracedb.connect(lake) as db:
         assert db.sql("SELECT sha256 FROM traces").rows == [(old,)]
     assert not (lake / lakemod.TRASH).exists()
+
+
+def _dead_pid() -> int:
+    return int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                              text=True, check=True).stdout)
+
+
+def test_a_load_after_a_replace_killed_holding_the_name_sees_the_old_version(tmp_path):
+    """A replace killed after taking X's traces directory away (X seems absent): a plain load of X
+    that takes the name's lock next settles the dead replace first, so it finds X committed and
+    fails in one line, rather than loading over it."""
+    lake = tmp_path / "lake"
+    lakemod.add(A, lake, name="X")
+    folder = lakemod.folder_of("X")
+    trash = lake / lakemod.TRASH / f"{_dead_pid()}-{lakemod.scratch.where()}-{'0' * 32}"
+    trash.mkdir(parents=True)
+    os.rename(lake / "traces" / folder, trash / "traces")
+    (trash / lakemod.JOURNAL).write_text(json.dumps({
+        "pid": _dead_pid(), "where": lakemod.scratch.where(), "phase": "away", "folder": folder,
+        "old_id": None, "new_id": None}))
+    recover = lakemod.recover
+    try:
+        lakemod.recover = lambda lake_, **kw: None  # as if it came while the dead writer still held the lock
+        with pytest.raises(tracedb.TracedbError, match="a trace named 'X' already exists"):
+            lakemod.add(B, lake, name="X")
+    finally:
+        lakemod.recover = recover
+    with tracedb.connect(lake) as db:
+        assert db.sql("SELECT sha256 FROM traces").rows == [(_sha(A),)]
+
+
+def test_a_dead_writers_id_is_kept_while_its_name_is_being_replaced(tmp_path):
+    """A dead writer left its .incoming directory after committing X with id N; while a live
+    writer holds X's lock (its replace has X's traces directory away, so N would seem unused), a
+    reader's recover leaves the directory and N; once the lock is free, the directory goes and N
+    stays, X's id."""
+    lake = tmp_path / "lake"
+    lakemod.add(A, lake, name="X")
+    folder = lakemod.folder_of("X")
+    with tracedb.connect(lake) as db:
+        (trace_id,) = db.sql("SELECT trace_id FROM traces").rows[0]
+    entry = lake / lakemod.INCOMING / f"{_dead_pid()}-{lakemod.scratch.where()}-{'1' * 32}"
+    entry.mkdir(parents=True)
+    (entry / lakemod.JOURNAL).write_text(json.dumps({"pid": _dead_pid(), "where": lakemod.scratch.where(),
+                                                     "folder": folder, "trace_id": trace_id}))
+    (lake / lakemod.IDS / str(trace_id)).write_text(json.dumps({"folder": folder, "holder": entry.name}))
+    with lakemod._name_lock(lake, folder) as held:
+        assert held
+        away = lake / "traces" / folder
+        os.rename(away, tmp_path / "away")  # the live writer's replace, traces away
+        lakemod.recover(lake)
+        assert entry.is_dir() and (lake / lakemod.IDS / str(trace_id)).exists()
+        os.rename(tmp_path / "away", away)  # its replace undone
+    lakemod.recover(lake)
+    assert not (lake / lakemod.INCOMING).exists()
+    assert os.listdir(lake / lakemod.IDS) == [str(trace_id)]
+
+
+def test_recovering_this_processs_leftovers_spares_a_load_running_in_a_thread(tmp_path, monkeypatch):
+    """recover(mine=True) (what the command runs after an interrupt) takes this process's working
+    directories for a dead writer's, except those of a load still running in another thread."""
+    import threading
+
+    from tracedb import partition
+
+    lake = tmp_path / "lake"
+    lakemod.create(lake)
+    built, go = threading.Event(), threading.Event()
+    real = partition.build
+
+    def build(*args, **kwargs):
+        part = real(*args, **kwargs)
+        built.set()
+        go.wait()
+        return part
+
+    monkeypatch.setattr(partition, "build", build)
+    outcome = []
+    worker = threading.Thread(target=lambda: outcome.append(lakemod.add(A, lake, name="X")))
+    worker.start()
+    try:
+        assert built.wait(300)
+        (staging,) = (lake / lakemod.INCOMING).iterdir()
+        ids = os.listdir(lake / lakemod.IDS)
+        lakemod.recover(lake, mine=True)
+        assert staging.is_dir() and os.listdir(lake / lakemod.IDS) == ids
+    finally:
+        go.set()
+        worker.join()
+    assert outcome and outcome[0].status == "loaded"
+    with tracedb.connect(lake) as db:
+        assert db.sql("SELECT trace_id FROM traces").rows == [(int(ids[0]),)]
+    assert not (lake / lakemod.INCOMING).exists()
