@@ -427,15 +427,6 @@ class Database:
         the database closes), never (False), or on its first HTML rendering (None)."""
         with self._reading():
             result = self._report(name, trace=trace, vs=vs, phase=phase, limit=limit, section=section, **params)
-        step = result.params.get("step")
-        if result.report.strips and step is not None:
-            try:
-                if int(step) != float(step):
-                    raise ValueError
-                result.params["step"] = int(step)
-            except (TypeError, ValueError):
-                raise TracedbError(f"report {result.report.name}: step is a whole number (a step of the trace, see "
-                                   f"tracedb report timeline), not {step!r}") from None
         if result.report.strips and strips is not False:
             def draw() -> str:
                 with self._reading():

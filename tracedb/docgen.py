@@ -50,9 +50,10 @@ def reports_page() -> str:
             out += [f"`tracedb report {alias.name}` runs this report when given "
                     f"{ALIAS_TEXT[alias.when]}.", ""]
         if r.params:
-            out += ["| parameter | default | meaning |", "|---|---|---|"]
-            out += [f"| `{reports.given_as(r, p.name)}` | {_cell(reports.default_text(p))} | {_cell(p.doc)} |"
-                    for p in r.params.values()]
+            takes = {"integer": "whole number", "number": "number", None: "text"}
+            out += ["| parameter | takes | default | meaning |", "|---|---|---|---|"]
+            out += [f"| `{reports.given_as(r, p.name)}` | {takes[p.kind]} | {_cell(reports.default_text(p))} | "
+                    f"{_cell(p.doc)} |" for p in r.params.values()]
             out.append("")
         for section in r.sections:
             if section.name != "main":

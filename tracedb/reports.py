@@ -36,7 +36,9 @@ A line `-- Example: tracedb report NAME ...` shows how to run it (tracedb report
 page); the tests run every example on a database holding the traces it names.
 A parameter line may carry the flag `option` after its default (`forward_passes = NULL option  ...`):
 the command line then takes it as an option of its own (--forward-passes N) rather than as
--p forward_passes=N; trace, vs, phase and limit are options of every report.
+-p forward_passes=N; trace, vs, phase and limit are options of every report. A value given for a
+parameter must be of its kind: `integer` or `number` after the default (`step = NULL integer  ...`),
+or the kind of a numeric default; one line names the parameter otherwise.
 
 A line `-- Alias: compare when many` makes the report what `tracedb report compare` runs when it
 is given more than two traces or a pattern (`when patterns`: a pattern as --trace and one as
@@ -91,6 +93,7 @@ class Param:
     default: Any
     doc: str
     option: bool = False  # given on the command line as --NAME (header flag `option`), not -p NAME=...
+    kind: str | None = None  # "integer" or "number": what a given value must be (header flag, or the default's type)
 
 
 # What an alias's condition asks of the traces given: a pattern as --trace and one as --vs
@@ -280,11 +283,16 @@ def _parse_header(path: Path, report: Report, section: Section, header: list[tup
             elif part == "summary":
                 summary.append(stripped)
             elif part == "parameters":
-                m = re.match(r"^(\w+)\s*=\s*('[^']*'|\S+)(\s+option\b)?\s*(.*)$", stripped)
+                m = re.match(r"^(\w+)\s*=\s*('[^']*'|\S+)((?:\s+(?:option|integer|number)\b)*)\s*(.*)$", stripped)
                 if not m:
-                    raise ValueError("expected 'name = default [option]  description'")
-                report.params[m.group(1)] = Param(m.group(1), _literal(m.group(2)), m.group(4),
-                                                  option=bool(m.group(3)) or m.group(1) in COMMON_OPTIONS)
+                    raise ValueError("expected 'name = default [integer|number] [option]  description'")
+                flags, default = m.group(3).split(), _literal(m.group(2))
+                kinds = [f for f in flags if f in PARAM_KINDS]
+                if len(kinds) > 1:
+                    raise ValueError(f"a parameter is one of {' or '.join(PARAM_KINDS)}, not both")
+                report.params[m.group(1)] = Param(m.group(1), default, m.group(4),
+                                                  option="option" in flags or m.group(1) in COMMON_OPTIONS,
+                                                  kind=kinds[0] if kinds else _kind_of(default))
             else:
                 m = re.match(r"^(\w+)\s+(\w+)((?:\s+(?:total|note|json|wide)\b)*)\s*(.*)$", stripped)
                 if not m or m.group(2) not in FORMATS:
@@ -366,18 +374,34 @@ def given_as(report: Report, param: str) -> str:
     return flag(param) if param in COMMON_OPTIONS or (known is not None and known.option) else param
 
 
+PARAM_KINDS = ("integer", "number")
+
+
+def _kind_of(default: Any) -> str | None:
+    """The kind a parameter's default gives it when its line names none."""
+    if isinstance(default, bool) or not isinstance(default, (int, float)):
+        return None
+    return "integer" if isinstance(default, int) else "number"
+
+
 def _typed(report: Report, name: str, value: Any) -> Any:
-    """A given value of the type the parameter's default has (a number for a numeric default), or
-    one line naming the parameter and the type it wants."""
-    default = report.params[name].default
-    if not isinstance(default, (int, float)) or isinstance(default, bool) or isinstance(value, (int, float)):
+    """A given value of its parameter's kind (a whole number for an integer, a number for a
+    number), or one line naming the parameter and what it wants."""
+    param = report.params[name]
+    if param.kind is None:
         return value
-    want = "a whole number" if isinstance(default, int) else "a number"
     try:
-        return int(str(value)) if isinstance(default, int) else float(str(value))
-    except ValueError:
-        raise TracedbError(f"report {report.name}: {given_as(report, name)} is {want} (default {default}), "
-                           f"not {str(value)[:40]!r}") from None
+        if isinstance(value, bool):
+            raise ValueError
+        if param.kind == "number":
+            return value if isinstance(value, (int, float)) else float(str(value))
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        return value if isinstance(value, int) else int(str(value))
+    except (TypeError, ValueError):
+        want = "a whole number" if param.kind == "integer" else "a number"
+        raise TracedbError(f"report {report.name}: {given_as(report, name)} is {want} (default "
+                           f"{default_text(param)}), not {str(value)[:40]!r}") from None
 
 
 def bind(report: Report, given: dict[str, Any]) -> dict[str, Any]:

@@ -10,7 +10,7 @@
 --   vs = NULL      trace B (name or #id)
 --   phase = NULL   only kernels of this phase: prefill, decode, mixed or none (NULL: all)
 --   limit = NULL   rows of the operations table (NULL: every operation)
---   step = NULL    the step the HTML's timeline strips draw (NULL: the slowest and a typical one)
+--   step = NULL integer  the step the HTML's timeline strips draw (NULL: the slowest and a typical one)
 -- Columns:
 --   status         text             A slower, A faster, within 10%, only A or only B (by total time)
 --   op             text             operation family

@@ -14,7 +14,7 @@
 --   phase = NULL       only gaps before a kernel of this phase: prefill, decode, mixed or none (NULL: all)
 --   min_gap_us = 50    the shortest gap counted, in microseconds
 --   limit = NULL       findings per trace (NULL: every finding)
---   step = NULL        the step the HTML's timeline strips draw (NULL: the slowest and a typical one)
+--   step = NULL integer  the step the HTML's timeline strips draw (NULL: the slowest and a typical one)
 -- Columns:
 --   trace         text             trace name
 --   cause         text             host launched late, synchronisation, queued and waiting, no launch recorded

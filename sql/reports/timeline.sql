@@ -9,7 +9,7 @@
 --   trace = NULL   trace name or #id (NULL: every trace)
 --   phase = NULL   only the steps of this phase: prefill, decode, mixed or none (NULL: the whole trace and every step)
 --   limit = NULL   step rows per trace (NULL: every step)
---   step = NULL    the step the HTML's timeline strips draw (NULL: the slowest and a typical one)
+--   step = NULL integer  the step the HTML's timeline strips draw (NULL: the slowest and a typical one)
 -- Columns:
 --   trace              text             trace name
 --   window             text             whole trace, or the step (its number and annotation or frame)

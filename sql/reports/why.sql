@@ -18,7 +18,7 @@
 --   phase = NULL      only the steps of this phase: prefill, decode, mixed or none (NULL: the whole traces)
 --   min_gap_us = 20   idle gaps at least this long are told apart by cause and frame; shorter ones count together
 --   limit = 12        findings listed before the remainder
---   step = NULL       the step the HTML's timeline strips draw (NULL: the slowest and a typical one)
+--   step = NULL integer  the step the HTML's timeline strips draw (NULL: the slowest and a typical one)
 -- Columns:
 --   rank         id               1 first: the largest time at stake; the remainder last
 --   kind         text             host-bound idle, synchronisation idle, queued idle, short gaps, slower kernels, more kernels or calls, collective waiting, collective transfer, less overlap, exposed memcpy, roofline, remainder

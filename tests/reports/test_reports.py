@@ -128,6 +128,33 @@ def test_a_report_header_declares_its_own_options(tmp_path):
         reports.parse(path)
 
 
+def test_a_parameter_takes_values_of_its_kind(tmp_path):
+    """A parameter's kind (integer or number, from its header line or its numeric default) checks
+    what it is given: from the command line (text) and from Python (numbers) alike, one line when
+    the value is not of it."""
+    path = tmp_path / "mine.sql"
+    path.write_text("-- Report: mine\n-- Mine.\n-- Parameters:\n--   step = NULL integer  a step\n"
+                    "--   share = NULL number option  a share\n--   depth = 3  how deep\n--   name = NULL  a name\n"
+                    "-- Columns:\n--   x  count  x\nSELECT 1 AS x\n")
+    mine = reports.parse(path)
+    assert [(p.name, p.kind) for p in mine.params.values()] == \
+        [("step", "integer"), ("share", "number"), ("depth", "integer"), ("name", None)]
+    assert mine.params["share"].option
+    bound = reports.bind(mine, {"step": "4", "share": "0.5", "depth": 2.0, "name": "7"})
+    assert bound == {"step": 4, "share": 0.5, "depth": 2, "name": "7"}
+    for name, value, shown in [("step", "x", "'x'"), ("step", 1.5, "'1.5'"), ("step", True, "'True'"),
+                               ("depth", "2.5", "'2.5'")]:
+        with pytest.raises(reports.TracedbError) as caught:
+            reports.bind(mine, {name: value})
+        default = "none" if name == "step" else "3"
+        assert str(caught.value) == f"report mine: {name} is a whole number (default {default}), not {shown}"
+    with pytest.raises(reports.TracedbError, match=r"report mine: --share is a number \(default none\), not 'half'"):
+        reports.bind(mine, {"share": "half"})
+    path.write_text(path.read_text().replace("NULL integer", "NULL integer number"))
+    with pytest.raises(reports.TracedbError, match="line 4: a parameter is one of integer or number, not both"):
+        reports.parse(path)
+
+
 def test_own_options_on_the_command_line(fixture_db):
     helped = run_cli("report", "--help", env={"COLUMNS": "200"}, check=True).stdout
     assert "--forward-passes VALUE  (tc-vs-prof)" in helped and "--mapping VALUE  (tc-vs-prof)" in helped
