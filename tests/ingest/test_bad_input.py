@@ -380,6 +380,25 @@ def test_an_event_too_large_is_set_aside_not_the_file(tmp_path, monkeypatch, rea
     with tracedb.connect(tmp_path / "t.duckdb", read_only=False) as db:
         db.load(path)
         assert db.sql("SELECT count(*) FROM kernels").rows == [(2000,)]
-        (event_id, reason, kept), = db.sql("SELECT event_id, reason, length(raw) FROM rejected_events").rows
-    assert event_id == 1000 and kept == KEPT_CHARS
+        (event_id, reason, kept), = db.sql("SELECT event_id, reason, raw FROM rejected_events").rows
+    assert event_id == 1000 and len(kept) == KEPT_CHARS
+    assert kept == json.dumps(event, separators=(",", ":"))[:KEPT_CHARS]  # the event's own first characters
     assert reason.startswith("an event of ") and "more than the 10 MiB tracedb keeps of one event" in reason
+
+
+@pytest.mark.parametrize("event", [{}, {"ph": "X"}, {"ts": 5}, {"args": {"b": [1, 2]}},
+                                   {"ph": "X", "name": "k", "ts": "1.5", "dur": 2, "args": {"a": "é" * 40_000}}])
+def test_an_event_set_aside_for_its_size_keeps_its_own_first_characters(event):
+    """The characters kept of an event too large are those of its whole JSON text, made from the
+    pieces the stager already encoded (never the whole text again)."""
+    from decimal import Decimal
+
+    from tracedb.ingest.chrome import _MISSING, KEPT_CHARS, _first_chars
+    from tracedb.jsontext import dumps, fast_dumps
+
+    event = {k: Decimal(v) if k == "ts" and isinstance(v, str) else v for k, v in event.items()}
+    rest = {k: v for k, v in event.items() if k not in ("ts", "dur", "args")}
+    whole = dict(rest, **{k: event[k] for k in ("ts", "dur", "args") if k in event})
+    args = fast_dumps(event["args"]).decode() if "args" in event else None
+    kept = _first_chars(fast_dumps(rest).decode(), event.get("ts", _MISSING), event.get("dur", _MISSING), args)
+    assert kept == dumps(whole)[:KEPT_CHARS]

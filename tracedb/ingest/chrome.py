@@ -127,6 +127,22 @@ MAX_EVENT_CHARS = 10 << 20
 KEPT_CHARS = 64 << 10
 
 
+def _first_chars(rest: str, ts, dur, args_text: str | None) -> str:
+    """The first KEPT_CHARS characters of an event's JSON text (its keys but ts, dur and args, then
+    those: the order the event is set aside in elsewhere), from its pieces already encoded; the
+    whole text of an event this large is never made."""
+    pieces = [rest[:-1][:KEPT_CHARS]]  # without its closing brace
+    sep = "" if rest == "{}" else ","
+    for key, value in (("ts", ts), ("dur", dur)):
+        if value is not _MISSING:
+            pieces.append(f'{sep}"{key}":{fast_dumps(value).decode()}')
+            sep = ","
+    if args_text is not None:
+        pieces += [f'{sep}"args":', args_text[:KEPT_CHARS]]
+    pieces.append("}")
+    return "".join(pieces)[:KEPT_CHARS]
+
+
 class EventStager:
     """Turns parsed events into staging rows (exact times, exact args text) or rejections.
 
@@ -179,13 +195,10 @@ class EventStager:
             if size > MAX_EVENT_CHARS:
                 # a text this large would take the load's memory (its copies in the staging and the
                 # event tables): the event is set aside, its first characters kept
-                for key, value in (("ts", ts), ("dur", dur), ("args", args)):
-                    if value is not _MISSING:
-                        ev[key] = value
-                whole = json_text(ev)
                 self.reject(index, f"an event of {size / (1 << 20):,.1f} MiB of text: more than the "
                                    f"{MAX_EVENT_CHARS >> 20} MiB tracedb keeps of one event (its first "
-                                   f"{KEPT_CHARS >> 10} KiB kept here)", None, whole[:KEPT_CHARS])
+                                   f"{KEPT_CHARS >> 10} KiB kept here)", None,
+                            _first_chars(rest, ts, dur, args_text))
                 return
         except RejectedEvent as exc:
             for key, value in (("ts", ts), ("dur", dur), ("args", args)):
