@@ -698,25 +698,26 @@ def load_lake(lake: str | Path, paths: Iterable[str | Path], *, name: str | None
     done = Loaded([], [], on_outcome, on_error)
     given = paths
     paths, repeated = given_once(given, name)
-    if op_mapping is not None:
-        try:
-            mapped = lakemod.add(op_mapping, lake, replace=replace, kind=OP_MAPPING)
-        except TracedbError as exc:
-            raise TracedbError(f"--op-mapping: {exc}") from None
-        done.landed(mapped)
-        meta["op_mapping"] = mapped.name
     jobs = parallel.workers(jobs, paths)
     before = snapshot.state(lake)
     try:
+        if op_mapping is not None:
+            try:
+                mapped = lakemod.add(op_mapping, lake, replace=replace, kind=OP_MAPPING)
+            except TracedbError as exc:
+                raise TracedbError(f"--op-mapping: {exc}") from None
+            done.landed(mapped)
+            meta["op_mapping"] = mapped.name
         fanout.load(lake, paths, name=name, replace=replace, meta=meta, jobs=jobs, scheduler=scheduler,
                     progress=progress, landed=done.landed, failed=done.failed)
     except BaseException as exc:
         if is_interrupt(exc):
             try:  # what the interrupted loads left, should their own settling have been cut short
                 lakemod.recover(lake, mine=scheduler is None)
-            except Exception:
-                pass  # the next writer or reader recovers it
-            _raise_if_lake_committed(lake, before, paths, name)
+            except BaseException:  # a second Ctrl-C: the next writer or reader recovers the rest
+                pass
+            ours = [(p, name) for p in paths] + ([(Path(op_mapping), None)] if op_mapping is not None else [])
+            _raise_if_lake_committed(lake, before, ours)
         raise
     for outcome in repeated:
         done.landed(outcome)
@@ -807,14 +808,14 @@ def _raise_if_committed(con: duckdb.DuckDBPyConnection, first_id: int, in_progre
     raise Interrupted(f"interrupted; {'; '.join(done)}{rest}") from None
 
 
-def _raise_if_lake_committed(lake: Path, before: dict, paths: list[Path], name: str | None) -> None:
+def _raise_if_lake_committed(lake: Path, before: dict, files: list[tuple[Path, str | None]]) -> None:
     """After Ctrl-C or SIGTERM in a lake load: when traces of its files were committed (their
     workers commit on their own), say which were added and which replaced; else that the lake is
     unchanged."""
     from . import lake as lakemod
     from .ingest.loader import default_name
 
-    ours = {lakemod.folder_of(name or default_name(p)) for p in paths}
+    ours = {lakemod.folder_of(name or default_name(p)) for p, name in files}
     after = snapshot.state(lake)
     added = [f for f in after if f in ours and f not in before]
     replaced = [f for f in after if f in ours and f in before and not snapshot.same_version(after[f], before[f])]

@@ -200,7 +200,7 @@ def _dead_writer(directory: Path, mine: bool = False) -> dict | None:
 
 def recover(lake: Path, *, mine: bool = False) -> None:
     """Finish or undo what writers of this host killed part way left (see the module docstring);
-    mine: and what this process left, its loads all ended (cut short by a second Ctrl-C, say).
+    mine: and what this process's loads left and no longer use (their settling cut short).
     Best effort: without write access, or with another recoverer at work, it leaves the rest."""
     for entry in _subdirs(lake / TRASH):
         record = _dead_writer(entry, mine)
@@ -241,7 +241,8 @@ def _recover_name(lake: Path, folder: str) -> None:
     """Settle the replaces of folder that dead writers left (the name's lock held by the caller),
     so that what is committed under the name is looked at as it stands once they are undone."""
     for entry in _subdirs(lake / TRASH):
-        record = _dead_writer(entry)
+        # this process's too: one whose settling failed (a full disk) is in use by no load of it
+        record = _dead_writer(entry, mine=True)
         if record and record.get("folder") == folder:
             _end_replace(lake, entry, record)
 
@@ -311,9 +312,33 @@ def _name_lock(lake: Path, folder: str, *, wait: bool = True) -> Iterator[bool]:
     wait is false and another holds it; True unlocked where the file system keeps no locks or
     there is no flock (see the module docstring). Released when the block ends, or by the kernel
     when this process dies. A lake this process cannot write: TracedbError."""
-    if fcntl is None:
-        yield True
+    inner = _thread_lock(lake, folder)
+    if not inner.acquire(blocking=wait):
+        yield False
         return
+    try:
+        if fcntl is None:
+            yield True
+            return
+        with _flock(lake, folder, wait) as held:
+            yield held
+    finally:
+        inner.release()
+
+
+_thread_locks: dict[tuple[str, str], threading.Lock] = {}
+
+
+def _thread_lock(lake: Path, folder: str) -> threading.Lock:
+    """The lock keeping this process's threads apart on one trace name: an flock does so on a
+    local file system (each open of the file is its own lock), but NFS takes flock for a POSIX lock,
+    which is the process's, whichever thread holds it, and which any close of the file lets go."""
+    with _using_lock:
+        return _thread_locks.setdefault((str(lake.resolve()), folder), threading.Lock())
+
+
+@contextlib.contextmanager
+def _flock(lake: Path, folder: str, wait: bool) -> Iterator[bool]:
     locks = lake / LOCKS
     try:
         locks.mkdir(exist_ok=True)
@@ -470,8 +495,8 @@ def add(path: str | Path, lake: str | Path, *, name: str | None = None, replace:
     except BaseException:
         try:
             recover(Path(lake), mine=True)
-        except Exception:
-            pass  # left for the next writer or reader
+        except Exception as exc:
+            reraise_interrupt(exc)  # a Ctrl-C DuckDB reported while settling is still one
         raise
 
 
@@ -510,8 +535,12 @@ def _add(path: Path, lake: Path, name: str | None, replace: bool, meta: dict[str
                 replaced = False if same else _move_in(lake, folder, part, old_id)
         except BaseException as exc:
             # the id it claimed goes back, unless it was committed (interrupted after its commit)
-            if staging is not None:
-                keep = not _release_claim(lake, staging, _journal(staging))
+            if staging is not None:  # under the name's lock, as recover: a replace may have the trace away
+                try:
+                    with _name_lock(lake, folder, wait=False) as held:
+                        keep = not held or not _release_claim(lake, staging, _journal(staging))
+                except (OSError, TracedbError):
+                    keep = True  # the lock cannot be had (a full disk): recover gives the id back later
             if isinstance(exc, OSError):  # a lake it cannot write (read-only, full, not its own)
                 raise TracedbError(f"{path}: cannot add it to the lake {lake}: {exc.strerror or exc}") from None
             raise
@@ -547,8 +576,10 @@ def _stored(traces_file: Path) -> tuple[str | None, int | None]:
         with duckdb.connect() as con:
             row = con.execute("SELECT sha256, trace_id FROM read_parquet(?, hive_partitioning = false)",
                               [str(traces_file)]).fetchone()
-    except duckdb.Error as exc:
+    except (duckdb.Error, RuntimeError) as exc:
         reraise_interrupt(exc)
+        if not isinstance(exc, duckdb.Error):
+            raise
         return None, None
     return (row[0], row[1]) if row else (None, None)
 
@@ -613,14 +644,19 @@ def _work_dir(parent: Path) -> Path:
     child = parent / f"{os.getpid()}-{scratch.where()}-{uuid.uuid4().hex}"
     with _using_lock:
         _using.add(child.name)  # until _done_with: recover(mine=True) leaves it alone
-    for _ in range(100):
-        parent.mkdir(exist_ok=True)
-        try:
-            child.mkdir()
-            return child
-        except FileNotFoundError:
-            continue  # parent went between the two calls: made again
-    raise TracedbError(f"{parent}: cannot make a working directory (removed as fast as it is made)")
+    try:
+        for _ in range(100):
+            parent.mkdir(exist_ok=True)
+            try:
+                child.mkdir()
+                return child
+            except FileNotFoundError:
+                continue  # parent went between the two calls: made again
+        raise TracedbError(f"{parent}: cannot make a working directory (removed as fast as it is made)")
+    except BaseException:  # not made, or made and not handed over: no one's
+        _remove_if_empty(child)
+        _done_with(child)
+        raise
 
 
 _using: set[str] = set()  # this process's working directories in use (adds may run in threads)

@@ -301,3 +301,35 @@ def test_recovering_this_processs_leftovers_spares_a_load_running_in_a_thread(tm
     with tracedb.connect(lake) as db:
         assert db.sql("SELECT trace_id FROM traces").rows == [(int(ids[0]),)]
     assert not (lake / lakemod.INCOMING).exists()
+
+
+def test_a_load_after_this_processs_own_replace_failed_to_settle_sees_the_old_version(tmp_path, monkeypatch):
+    """A replace whose commit and whose settling both fail (a full disk) leaves X's old version in
+    its trash, in a process that goes on (a notebook, a Dask worker): a plain load of X there
+    settles that trash under the name's lock first, finds X and fails in one line; X is the old
+    version, whole."""
+    import errno
+
+    lake = tmp_path / "lake"
+    lakemod.add(A, lake, name="X")
+    real_rename = os.rename
+
+    def rename(src, dst, *args, **kwargs):
+        if str(dst).endswith(os.path.join("traces", "trace=X")):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_rename(src, dst, *args, **kwargs)
+
+    def rewrite(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(lakemod.os, "rename", rename)
+    monkeypatch.setattr(lakemod, "_rewrite_journal", rewrite)
+    with pytest.raises(tracedb.TracedbError, match="No space left on device"):
+        lakemod.add(B, lake, name="X", replace=True)
+    monkeypatch.undo()
+    assert list((lake / lakemod.TRASH).iterdir()) and not (lake / "traces" / "trace=X").exists()
+    with pytest.raises(tracedb.TracedbError, match="a trace named 'X' already exists"):
+        lakemod.add(KINETO[2], lake, name="X")
+    assert not (lake / lakemod.TRASH).exists()
+    with tracedb.connect(lake) as db:
+        assert db.sql("SELECT sha256 FROM traces").rows == [(_sha(A),)]
