@@ -5,6 +5,7 @@ command interrupted half way, never sees half a report, half a database or half 
     with atomic.replacing(path) as out:     # a file, replacing one that is there
         out.write(text)
     atomic.create(path, fill)               # a new file, never over one another process made
+    atomic.link_new(written, path)          # the same, of a file written elsewhere on its file system
     with atomic.directory(path) as tmp:     # a new directory, filled, then renamed into place
         ...
 """
@@ -46,19 +47,28 @@ def create(path: Path, fill: Callable[[IO[bytes]], None]) -> bool:
     try:
         with open(partial, "wb") as out:
             fill(out)
-        try:
-            os.link(partial, path)  # atomic, and fails rather than replace a file that appeared
-        except FileExistsError:
-            return False
-        except OSError:  # a file system without hard links: exclusive create, then copy
-            try:
-                with open(path, "xb") as out, open(partial, "rb") as f:
-                    shutil.copyfileobj(f, out, 1 << 20)
-            except FileExistsError:
-                return False
-        return True
+        return link_new(partial, path)
     finally:
         partial.unlink(missing_ok=True)
+
+
+def link_new(source: Path, path: Path) -> bool:
+    """Give path source's content unless a file is there (False, leaving it alone): a hard link,
+    atomic, which fails rather than replace a file that appeared; where the file system has no
+    hard links, an exclusive create then a copy (seen empty for a moment)."""
+    try:
+        os.link(source, path)
+        return True
+    except FileExistsError:
+        return False
+    except OSError:
+        pass
+    try:
+        with open(path, "xb") as out, open(source, "rb") as f:
+            shutil.copyfileobj(f, out, 1 << 20)
+    except FileExistsError:
+        return False
+    return True
 
 
 @contextlib.contextmanager

@@ -151,18 +151,16 @@ JOURNAL = "journal.json"
 
 def _write_journal(directory: Path, **fields) -> None:
     """What a writer's directory holds and whose it is, for recover (replaced whole, atomically)."""
-    record = {"pid": os.getpid(), "where": scratch.where(), **fields}
-    with atomic.replacing(directory / JOURNAL) as out:
-        out.write(json.dumps(record))
-
-
-_OWNER = re.compile(r"^(\d+)-([0-9a-f]{8})-[0-9a-f]{32}(?:\.r(\d+))?$")  # a _work_dir, maybe _claim-ed
+    _rewrite_journal(directory, {"pid": os.getpid(), "where": scratch.where(), **fields})
 
 
 def _rewrite_journal(directory: Path, record: dict) -> None:
-    """Replace a journal whole, keeping its writer."""
+    """Replace a journal whole (the writer it names included)."""
     with atomic.replacing(directory / JOURNAL) as out:
         out.write(json.dumps(record))
+
+
+_OWNER = re.compile(r"^(\d+)-([0-9a-f]{8})-[0-9a-f]{32}(?:\.r(\d+))?$")  # a _work_dir, maybe _claimed
 
 
 def _journal(directory: Path) -> dict:
@@ -433,29 +431,11 @@ def claim_id(lake: Path, folder: str, holder: Path) -> int:
             if (ids / str(trace_id)).exists():
                 continue
             _write_journal(holder, folder=folder, trace_id=trace_id)
-            if _link_new(claim, ids / str(trace_id)):
+            if atomic.link_new(claim, ids / str(trace_id)):
                 return trace_id
     finally:
         claim.unlink(missing_ok=True)
     raise TracedbError(f"{lake}: no free trace id for {folder}")
-
-
-def _link_new(source: Path, target: Path) -> bool:
-    """Give target source's content, whole, unless target exists (False): a hard link, atomic;
-    where the file system has none, an exclusive create then a copy."""
-    try:
-        os.link(source, target)
-        return True
-    except FileExistsError:
-        return False
-    except OSError:
-        pass
-    try:
-        with open(target, "x", encoding="utf-8") as out:
-            out.write(source.read_text(encoding="utf-8"))
-        return True
-    except FileExistsError:
-        return False
 
 
 _GONE = object()  # an id no file claims

@@ -319,8 +319,12 @@ def test_a_load_after_this_processs_own_replace_failed_to_settle_sees_the_old_ve
             raise OSError(errno.ENOSPC, "No space left on device")
         return real_rename(src, dst, *args, **kwargs)
 
-    def rewrite(*args, **kwargs):
-        raise OSError(errno.ENOSPC, "No space left on device")
+    real_rewrite = lakemod._rewrite_journal
+
+    def rewrite(directory, record):  # the undo's journal, once the new version's directories went
+        if record.get("phase") == "back":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_rewrite(directory, record)
 
     monkeypatch.setattr(lakemod.os, "rename", rename)
     monkeypatch.setattr(lakemod, "_rewrite_journal", rewrite)
