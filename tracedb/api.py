@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 import duckdb
 
 from . import db as dbmod
-from . import html, present, snapshot
+from . import atomic, html, present, snapshot
 from . import reports as reportmod
 from . import traces as tracemod
 from .errors import Interrupted, TracedbError, is_interrupt
@@ -292,11 +292,12 @@ class Database:
     """A tracedb file, open read-only unless asked otherwise (tracedb.connect)."""
 
     def __init__(self, path: str | Path | None = None, *, read_only: bool = True, wait: float = 0.0,
-                 create: bool = True, storage: str | None = None):
+                 create: bool = True, storage: str | None = None, files: bool = False):
         from . import lake
 
         self.path = Path(path or dbmod.default_path())
         self.read_only = read_only
+        self.sandboxed = False
         self.lake: Path | None = None  # a trace lake read in place (tracedb.lake)
         self._scratch: Path | None = None
         self._snapshot = None  # the files of a lake's traces as this reader opened them
@@ -312,6 +313,8 @@ class Database:
         else:
             self.con = dbmod.open_db(self.path, read_only=read_only, wait=wait, create=create, storage=storage)
         self.rules = Rules(self)
+        if read_only and not files:
+            self.lock_down()
 
     # -- lifetime
     def close(self) -> None:
@@ -330,8 +333,15 @@ class Database:
 
     def lock_down(self) -> None:
         """Let the connection run a user's SQL and nothing else (tracedb.db.lock_down): no file
-        read or written, a lake's included."""
-        dbmod.lock_down(self.con)
+        read or written, a lake's included. A read-only connection is locked down when it opens,
+        unless asked for with files=True."""
+        if not self.sandboxed:
+            try:
+                dbmod.lock_down(self.con)
+            except BaseException:
+                self.close()
+                raise
+            self.sandboxed = True
 
     def _writable(self, what: str) -> duckdb.DuckDBPyConnection:
         if self.read_only:
@@ -635,8 +645,10 @@ class Database:
         if step is not None and phase is not None:
             raise TracedbError("--step and --phase each choose the window: give one")
         out = Path(path)
-        if out.is_dir():
-            raise TracedbError(f"{out}: is a directory; give a file name")
+        try:
+            atomic.output_kind(out)
+        except OSError as exc:
+            raise TracedbError(f"{out}: {exc.strerror}") from None
         if self.path is not None and out.exists() and Path(self.path).exists() and os.path.samefile(out, self.path):
             raise TracedbError(f"{out}: is the database itself; choose another output file")
         def findings() -> list[dict]:  # asked for once the window holds something: no work for nothing
@@ -670,11 +682,16 @@ def given_once(paths: list[Path], name: str | None) -> tuple[list[Path], list["L
 
 
 def connect(path: str | Path | None = None, *, read_only: bool = True, wait: float = 0.0,
-            create: bool = True, storage: str | None = None) -> Database:
+            create: bool = True, storage: str | None = None, files: bool = False) -> Database:
     """Open a tracedb file: read-only unless read_only=False (which also creates a missing file,
     unless create=False). wait: seconds to keep trying while another process holds the file.
-    storage: the DuckDB storage version of a file created now (default: tracedb.db.STORAGE_VERSION)."""
-    return Database(path, read_only=read_only, wait=wait, create=create, storage=storage)
+    storage: the DuckDB storage version of a file created now (default: tracedb.db.STORAGE_VERSION).
+
+    A read-only connection runs in the sandbox of `tracedb sql`: the SQL given to it reads the
+    database and nothing else (no COPY ... TO, EXPORT DATABASE, ATTACH, read_csv, no setting
+    changed; its queries run in memory). files=True opens a read-only connection without it, for
+    SQL that reads or writes files of its own; read_only=False is the writable connection."""
+    return Database(path, read_only=read_only, wait=wait, create=create, storage=storage, files=files)
 
 
 def load_lake(lake: str | Path, paths: Iterable[str | Path], *, name: str | None = None, replace: bool = False,

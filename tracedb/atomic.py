@@ -3,6 +3,7 @@ temporary name, then renamed into place (a rename within a directory is atomic).
 command interrupted half way, never sees half a report, half a database or half an export.
 
     with atomic.replacing(path) as out:     # a file, replacing one that is there
+    with atomic.output(path) as out:        # a command's output file (the rule below)
         out.write(text)
     atomic.create(path, fill)               # a new file, never over one another process made
     atomic.link_new(written, path)          # the same, of a file written elsewhere on its file system
@@ -13,8 +14,10 @@ command interrupted half way, never sees half a report, half a database or half 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
+import stat
 import threading
 from pathlib import Path
 from typing import IO, Callable, Iterator
@@ -37,6 +40,58 @@ def replacing(path: Path, mode: str = "w", encoding: str | None = "utf-8") -> It
         os.replace(partial, path)
     finally:
         partial.unlink(missing_ok=True)
+
+
+class NotAFile(OSError):
+    """An output path that names something a command must not write or replace."""
+
+
+def output_kind(path: Path) -> str:
+    """How a command's output reaches path, following symbolic links:
+    'new' (nothing there) or 'file' (a regular file): written beside it and renamed into place,
+    so that it appears whole or not at all;
+    'stream' (a character device such as /dev/stdout or /dev/null, or a pipe such as bash's
+    >(...)): written in place, never replaced, since renaming over it would replace the node
+    itself (a machine's /dev/full with a JSON file);
+    anything else (a directory, a block device, a socket) raises NotAFile."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        if os.path.islink(path):  # a dangling link: writing would create its target elsewhere
+            raise NotAFile(errno.ENOENT, "is a symbolic link to nothing") from None
+        return "new"
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
+        return "stream"
+    what = ("a directory" if stat.S_ISDIR(mode) else "a block device" if stat.S_ISBLK(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+    raise NotAFile(errno.EINVAL, f"is {what}; give a file name")
+
+
+@contextlib.contextmanager
+def output(path: Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
+    """A command's output file, by the rule of output_kind: a regular file or a new path is
+    replaced whole when the block ends without error; a character device or a pipe is written in
+    place. A pipe nobody reads raises NotAFile at once rather than wait for a reader."""
+    path = Path(path)
+    kind = output_kind(path)
+    if kind == "stream":
+        try:  # a pipe with no reader fails at once (ENXIO) opened without blocking
+            fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:
+                raise NotAFile(errno.ENXIO, "is a pipe nobody reads") from None
+            raise
+        os.set_blocking(fd, True)
+        with open(fd, mode, encoding=None if "b" in mode else encoding) as out:
+            yield out
+        return
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path  # a link keeps pointing at its file
+    with replacing(target, mode, encoding) as out:
+        yield out
+        if output_kind(target) == "stream":  # swapped for a device while it was being written
+            raise NotAFile(errno.EINVAL, "became a device or pipe while it was written")
 
 
 def create(path: Path, fill: Callable[[IO[bytes]], None]) -> bool:

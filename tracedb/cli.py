@@ -17,7 +17,7 @@ import typer.core
 from . import __version__, api, atomic, present, reports
 from .db import STORAGE_VERSION, default_path
 from .errors import Interrupted, TracedbError, is_interrupt
-from .render import Format, output_width
+from .render import Format, output_width, printable
 
 # The modules behind one command are imported by that command (a tiny load pays for nothing else).
 
@@ -28,8 +28,8 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 def say(message: str) -> None:
-    """One plain line on stderr (never wrapped, no markup)."""
-    print(message, file=sys.stderr, flush=True)
+    """One plain line on stderr (never wrapped, no markup, no control character of a name)."""
+    print(printable(message), file=sys.stderr, flush=True)
 
 # Paths are checked by tracedb (one line naming the file, the other files still load), not by
 # typer, whose check of a path it cannot read is a usage error that stops the whole command.
@@ -203,8 +203,11 @@ class _LoadProgress:
         rate and the time one line (about 75 characters) of the terminal's width."""
         stage = _STAGES.get(stage, stage)
         room = max(12, self.console.width - 75 - len(stage) - 2)
-        name = path.name if len(path.name) <= room else path.name[:room // 2 - 1] + "…" + path.name[-(room - room // 2):]
-        return f"{name}: {stage}"
+        from rich.markup import escape
+
+        name = printable(path.name)
+        name = name if len(name) <= room else name[:room // 2 - 1] + "…" + name[-(room - room // 2):]
+        return escape(f"{name}: {stage}")  # the description is markup: `[x].json` is a name
 
     def landed(self, outcome) -> None:
         """A file is done: its line goes, and what the summary does not say is said (a skip, events
@@ -560,15 +563,17 @@ def _write_reports(database: Path, writes: list[tuple[Path, Callable[[], None]]]
     for output, _ in writes:
         if output.exists() and database.exists() and os.path.samefile(output, database):
             raise TracedbError(f"{output}: is the database itself; choose another output file")
-        if output.is_dir():
-            raise TracedbError(f"{output}: is a directory; give a file name")
     current = writes[0][0]
     try:
+        for current, _ in writes:
+            atomic.output_kind(current)  # refused before any is written
         with contextlib.ExitStack() as files:
             for current, write in writes:
-                out = files.enter_context(atomic.replacing(current))
+                out = files.enter_context(atomic.output(current))
                 with contextlib.redirect_stdout(out):
                     write()
+    except atomic.NotAFile as exc:
+        raise TracedbError(f"{current}: {exc.strerror}") from None
     except OSError as exc:
         raise TracedbError(f"{current}: cannot write: {exc.strerror or exc}") from None
     for output, _ in writes:

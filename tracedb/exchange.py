@@ -30,7 +30,7 @@ from . import __version__, atomic, db, facts
 from .partition import insert as insert_partition
 from .errors import TracedbError, reraise_interrupt
 from .ingest.loader import LoadOutcome, check_existing, delete_trace, trace_tables
-from .sqlfiles import literal
+from .lake import DATA as LAKE_DATA
 from .traces import find as find_trace
 
 MANIFEST = "tracedb-export.json"
@@ -86,24 +86,23 @@ def export(con: duckdb.DuckDBPyConnection, out: Path, names: list[str] | None = 
 
 
 def _write(con: duckdb.DuckDBPyConnection, out: Path, traces: list[tuple]) -> int:
-    tables = trace_tables(con)
+    # a lake's tables are views over its Parquet (lake.DATA + table beneath): exported by the view's name
+    tables = sorted({t.removeprefix(LAKE_DATA) for t in trace_tables(con)})
     folders = _partitions(traces)
     files = 0
     for table in tables:
         for trace_id, name, *_ in traces:
-            if not con.execute(f"SELECT count(*) FROM {table} WHERE trace_id = ?", [trace_id]).fetchone()[0]:
+            if not con.execute(f"SELECT count(*) FROM {table} WHERE trace_id = ?", [trace_id]).fetchall()[0][0]:
                 continue
             target = out / table / folders[trace_id] / "data.parquet"
             target.parent.mkdir(parents=True, exist_ok=True)
-            con.execute(f"COPY (SELECT * FROM {table} WHERE trace_id = {int(trace_id)}) "
-                        f"TO {literal(str(target))} (FORMAT parquet)")
+            _parquet(con, f"SELECT * FROM {table} WHERE trace_id = {int(trace_id)}", target)
             files += 1
     for table in RULE_TABLES:
-        if con.execute(f"SELECT count(*) FROM {table} WHERE source <> 'builtin'").fetchone()[0]:
+        if con.execute(f"SELECT count(*) FROM {table} WHERE source <> 'builtin'").fetchall()[0][0]:
             target = out / table / "user.parquet"
             target.parent.mkdir(parents=True, exist_ok=True)
-            con.execute(f"COPY (SELECT * FROM {table} WHERE source <> 'builtin') TO {literal(str(target))} "
-                        "(FORMAT parquet)")
+            _parquet(con, f"SELECT * FROM {table} WHERE source <> 'builtin'", target)
             files += 1
     manifest = {
         "format": "tracedb-export",
@@ -118,6 +117,20 @@ def _write(con: duckdb.DuckDBPyConnection, out: Path, traces: list[tuple]) -> in
     }
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return files
+
+
+def _parquet(con: duckdb.DuckDBPyConnection, query: str, target: Path) -> None:
+    """query's rows as a Parquet file, streamed in batches through Arrow: written by this process
+    rather than by DuckDB's COPY, so that an export works on a connection sandboxed from files."""
+    import pyarrow.parquet as pq
+
+    reader = con.sql(query).to_arrow_reader(_BATCH_ROWS)
+    with pq.ParquetWriter(target, reader.schema) as writer:
+        for batch in reader:
+            writer.write_batch(batch)
+
+
+_BATCH_ROWS = 100_000  # rows per batch of an export: bounded memory, whatever the trace's size
 
 
 def is_export(path: Path) -> bool:

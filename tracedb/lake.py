@@ -691,7 +691,7 @@ def open_lake(lake: str | Path) -> tuple[duckdb.DuckDBPyConnection, Path, snapsh
         con = duckdb.connect(str(file), read_only=True)
         try:
             for table in list(snap.files):
-                con.register(_DATA + table, snap.dataset(table))
+                con.register(DATA + table, snap.dataset(table))
             _check_ids(con, lake)
         except BaseException:
             con.close()
@@ -704,7 +704,7 @@ def open_lake(lake: str | Path) -> tuple[duckdb.DuckDBPyConnection, Path, snapsh
     return con, folder, snap
 
 
-_DATA = "_lake_"  # a table's rows: a placeholder table in the scratch file, an Arrow dataset at open
+DATA = "_lake_"  # a table's rows: a placeholder table in the scratch file, an Arrow dataset at open
 
 
 def _check_ids(con: duckdb.DuckDBPyConnection, lake: Path) -> None:
@@ -726,10 +726,10 @@ def _build_views(con: duckdb.DuckDBPyConnection, lake: Path, tables: list[str]) 
                                "AND schema_name = 'main' ORDER BY column_index", [table]).fetchall()
         about = con.execute("SELECT comment FROM duckdb_tables() WHERE table_name = ? AND schema_name = 'main'",
                             [table]).fetchone()[0]
-        con.execute(f"CREATE TABLE {_DATA}{table} AS SELECT * FROM {table} LIMIT 0")
+        con.execute(f"CREATE TABLE {DATA}{table} AS SELECT * FROM {table} LIMIT 0")
         con.execute(f"DROP TABLE {table}")
         columns = ", ".join(f"CAST({c} AS {t}) AS {c}" for c, t, _ in comments)
-        con.execute(f"CREATE VIEW {table} AS SELECT {columns} FROM {_DATA}{table}")
+        con.execute(f"CREATE VIEW {table} AS SELECT {columns} FROM {DATA}{table}")
         if about:
             con.execute(f"COMMENT ON VIEW {table} IS {literal(about + ' (Parquet files of a trace lake)')}")
         for column, _, comment in comments:

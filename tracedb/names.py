@@ -215,7 +215,7 @@ def middle_cut(text: str, width: int) -> str:
     return text[:width - 1 - tail] + "…" + text[len(text) - tail:]
 
 
-_SHARE = re.compile(r"^(.*?)( \(\d+%\))?$")
+_SHARE = re.compile(r"(.*?)( \(\d+%\))?\Z", re.S)  # a name may hold a newline (valid JSON)
 
 
 def split_share(part: str) -> tuple[str, str]:

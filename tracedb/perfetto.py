@@ -21,7 +21,7 @@ import duckdb
 import orjson
 
 from . import traces
-from .atomic import replacing
+from .atomic import NotAFile, output
 from .errors import TracedbError
 
 WHOLE = (-(1 << 62), 1 << 62)  # the window of a whole trace: every time tracedb keeps
@@ -101,8 +101,10 @@ def export(con: duckdb.DuckDBPyConnection, trace: str, out: Path, *, step: int |
         f.write(b'\n], "displayTimeUnit": "ns", "metadata": ' + orjson.dumps(meta) + b"}\n")
 
     try:
-        with replacing(out, "wb") as f:
+        with output(out, "wb") as f:
             write(f)
+    except NotAFile as exc:
+        raise TracedbError(f"{out}: {exc.strerror}") from None
     except OSError as exc:
         raise TracedbError(f"{out}: cannot write: {exc.strerror or exc}") from None
     return PerfettoExport(out, name, events, told, span if span[0] is not None else None)

@@ -5,7 +5,8 @@ Formatting follows column names, not display strings: *_ns columns are durations
 *_pct percentages. Machine formats (csv, json) keep raw values; table and markdown humanise, and
 say each column's unit once, in its header (`a_total ms` over `68.78`). Kernel names (format
 `kernel`) are demangled, and shortened in a table; csv and json keep them as the trace wrote them.
-Output to a pipe or file carries no ANSI codes.
+Output to a pipe or file carries no ANSI codes, and no text of a trace reaches a terminal as a
+control character (printable): table and markdown show it escaped, csv and json keep it exact.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import enum
 import json
 import math
 import os
+import re
 from typing import Any, Sequence
 
 from rich import box
@@ -24,6 +26,24 @@ from rich.console import Console
 from rich.table import Table
 
 from . import names
+
+
+# C0 controls (newline and tab included), DEL, C1 controls, and the bidirectional overrides and
+# isolates that reorder what a terminal shows: a trace's text holding ESC could set the
+# terminal's title or clear the screen, a newline could forge a row.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def _escape(m: re.Match) -> str:
+    ch = m.group()
+    return _ESCAPES.get(ch) or (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+
+
+def printable(text: str) -> str:
+    """text with every control character shown as its escape (ESC as \\x1b, a newline as \\n),
+    for a terminal, a Markdown table or an error line."""
+    return _CONTROL.sub(_escape, text)
 
 
 class Format(str, enum.Enum):
@@ -195,7 +215,7 @@ def with_notes(write):
                   total_label=total_label, wide=wide)
             return
         keep = [i for i, c in enumerate(columns) if c not in notes]
-        lines = [f"{display(columns[0], row[0], formats.get(columns[0]))}. {row[i]}"
+        lines = [printable(f"{display(columns[0], row[0], formats.get(columns[0]))}. {row[i]}")
                  for row in rows for i, c in enumerate(columns) if c in notes and row[i] is not None]
         write([columns[i] for i in keep], [[row[i] for i in keep] for row in rows], out, title=title,
               formats=formats, totals=totals,
@@ -248,18 +268,19 @@ def _markdown(columns: Sequence[str], rows: Sequence[Sequence[Any]], out, *, tit
             return ""
         if units[i]:
             return in_unit(value, units[i][1], units[i][2])
-        return display(columns[i], value, formats.get(columns[i]))
+        return printable(display(columns[i], value, formats.get(columns[i])))
 
+    headers = [printable(h) for h in headers]
     cells = [[cell(i, v) for i, v in enumerate(row)] for row in rows]
     total_cells = [cell(i, v) for i, v in enumerate(total_row)] if total_row else None
     if total_cells:
         total_cells[0] = total_cells[0] or total_label
     if title:
-        out.write(f"**{title}**\n\n")
+        out.write(f"**{printable(title)}**\n\n")
     out.write("| " + " | ".join(headers) + " |\n")
     out.write("|" + "|".join("---:" if numeric[i] else "---" for i in range(len(columns))) + "|\n")
     for row in cells + ([[f"**{c}**" if c else "" for c in total_cells]] if total_cells else []):
-        out.write("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in row) + " |\n")
+        out.write("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |\n")
     out.write("\n")  # a table ends at a blank line: the next title must not join it
 
 
@@ -279,9 +300,10 @@ def _table(columns: Sequence[str], rows: Sequence[Sequence[Any]], out, *, title:
         if units[i]:
             return in_unit(value, units[i][1], units[i][2])
         if kernel[i]:  # a list of names: up to KERNEL_WIDTH each
-            return names.short_list(str(value), width or KERNEL_WIDTH * len(str(value).split("; ")))
-        text = display(columns[i], value, formats.get(columns[i]))
-        return text if width is None else names.middle_cut(text.replace("\n", " "), width)
+            text = printable(str(value))
+            return names.short_list(text, width or KERNEL_WIDTH * len(text.split("; ")))
+        text = printable(display(columns[i], value, formats.get(columns[i])))
+        return text if width is None else names.middle_cut(text, width)
 
     # Every row one line, every header whole: long texts (kernel names, paths, stacks) are cut to
     # the room the others leave; what still does not fit is left out, and a line names it. --wide
@@ -291,6 +313,7 @@ def _table(columns: Sequence[str], rows: Sequence[Sequence[Any]], out, *, title:
     total_full = [cell(i, v) if v is not None else "" for i, v in enumerate(total_row)] if total_row else None
     if total_full:
         total_full[0] = total_full[0] or total_label
+    headers = [printable(h) for h in headers]
     natural = [max([len(headers[i]), *(len(r[i]) for r in full), len(total_full[i]) if total_full else 0])
                for i in range(len(columns))]
     whole = [columns[i] in IDENTIFIERS and not kernel[i] for i in range(len(columns))]
@@ -310,10 +333,11 @@ def _table(columns: Sequence[str], rows: Sequence[Sequence[Any]], out, *, title:
               for i in shown] for n, row in enumerate(rows)]
     total_cells = [total_full[i] for i in shown] if total_full else None
     # force_jupyter False: in a notebook rich would display the table itself, beside the cell's result
-    console = Console(file=out, soft_wrap=False, force_jupyter=False,
+    # markup and emoji off: `list[int]` or `:fire:` in a name is text, not a style or a picture
+    console = Console(file=out, soft_wrap=False, force_jupyter=False, markup=False, emoji=False, highlight=False,
                       width=max(width, sum(widths[i] for i in shown) + 3 * len(shown) + 1))
     if title:  # above the table, not in it: a narrow table must not fold its title into lines
-        console.print(title, highlight=False, markup=False)
+        console.print(printable(title), highlight=False, markup=False)
     table = Table(box=box.SIMPLE_HEAVY, show_lines=False, show_footer=bool(total_cells))
     for n, i in enumerate(shown):
         table.add_column(headers[i], justify="right" if numeric[i] else "left",
@@ -326,7 +350,7 @@ def _table(columns: Sequence[str], rows: Sequence[Sequence[Any]], out, *, title:
     if not rows:
         console.print("(no rows)")
     if dropped:
-        console.print(f"  left out to fit {width} columns: {', '.join(columns[i] for i in dropped)} "
+        console.print(f"  left out to fit {width} columns: {printable(', '.join(columns[i] for i in dropped))} "
                       "(--wide, csv and json show every column)", highlight=False, markup=False)
 
 

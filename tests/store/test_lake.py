@@ -298,3 +298,29 @@ def test_an_export_reads_in_place(pair, tmp_path):
         a = run_cli("report", *args, "--format", "json", db=db)
         b = run_cli("report", *args, "--format", "json", db=out)
         assert json.loads(a.stdout) == json.loads(b.stdout), args
+
+
+@pytest.mark.parametrize("where", ["lake", "database"])
+def test_a_python_connection_writes_no_file_unless_asked_by_name(pair, where, tmp_path):
+    """tracedb.connect(...) runs the user's SQL in the sandbox of tracedb sql, on a database and on
+    a lake; files=True asks for a read-only connection without it, and tracedb's own export still
+    writes through a sandboxed one."""
+    db, lake = pair
+    target = lake if where == "lake" else db
+    folder = next((lake / "kernels").iterdir()) / "data.parquet" if where == "lake" else db.parent / "new.parquet"
+    before = {str(p): p.stat().st_mtime_ns for p in target.parent.rglob("*")}
+    with tracedb.connect(target) as c:
+        assert c.sql("SELECT count(*) FROM kernels").rows[0][0] > 0
+        for victim in (folder, lake / lakemod.MARKER, target.parent / "new.csv", tmp_path / "out.csv"):
+            for statement in _writes(victim) + ["SELECT * FROM read_csv('/etc/passwd')"]:
+                with pytest.raises(tracedb.TracedbError):
+                    c.sql(statement)
+        c.export(tmp_path / "export", ["h100_bert-small"])  # tracedb writes it, not the user's SQL
+        assert (tmp_path / "export" / "kernels").is_dir()
+    back = run_cli("load", tmp_path / "export", db=tmp_path / "back.duckdb")  # and it loads back
+    assert back.returncode == 0 and "loaded" in back.stdout, back.stderr
+    assert {str(p): p.stat().st_mtime_ns for p in target.parent.rglob("*")} == before
+    assert not (tmp_path / "out.csv").exists() and not (tmp_path / "out.csv.wal").exists()
+    with tracedb.connect(target, files=True) as c:
+        c.sql(f"COPY (SELECT count(*) AS n FROM kernels) TO '{tmp_path / 'asked.csv'}'")
+    assert (tmp_path / "asked.csv").read_text().splitlines()[0] == "n"
