@@ -52,6 +52,8 @@ class Result:
     title: str | None = None
     wide: list[str] = field(default_factory=list)  # shown in a table or markdown only when asked for
     json_only: list[str] = field(default_factory=list)  # nested values: JSON only
+    lead: list[str] = field(default_factory=list)  # the answer in a sentence: printed above a table, not in it
+    answer: str | None = None  # the lead's sentence, once the lead column is left out (shown)
     # every row of the result when --limit showed fewer: the totals row sums these
     total_rows: list[tuple] | None = None
 
@@ -118,20 +120,34 @@ class Result:
         hidden = set() if renderer.nested else set(self.json_only)
         if renderer.for_people and not wide:
             hidden |= set(self.wide)
+        if renderer.for_people:
+            hidden |= set(self.lead)
         keep = [i for i, c in enumerate(self.columns) if c not in hidden]
         if len(keep) == len(self.columns):
             return self
-        return Result([self.columns[i] for i in keep], [tuple(r[i] for i in keep) for r in self.rows],
-                      self.formats, self.totals, self.notes, self.title,
-                      total_rows=None if self.total_rows is None else
-                      [tuple(r[i] for i in keep) for r in self.total_rows])
+        shown = Result([self.columns[i] for i in keep], [tuple(r[i] for i in keep) for r in self.rows],
+                       self.formats, self.totals, self.notes, self.title,
+                       total_rows=None if self.total_rows is None else
+                       [tuple(r[i] for i in keep) for r in self.total_rows])
+        shown.answer = self.lead_text()
+        return shown
+
+    def lead_text(self) -> str | None:
+        """The answer a lead column gives: its first value that is not NULL."""
+        for name in self.lead:
+            i = self.columns.index(name)
+            for row in self.rows:
+                if row[i] is not None:
+                    return str(row[i])
+        return None
 
     def text(self, fmt: Format | str = Format.table, width: int | None = None, wide: bool = False) -> str:
         """The table as the command line prints it (table, csv, json or markdown)."""
         out = _Text(width)
         r = self.shown(fmt, wide)
         present.write(r.columns, r.rows, fmt, out, title=r.title, formats=r.formats, totals=r.totals,
-                      notes=r.notes, wide=wide, total_rows=r.total_rows, total_label=r.total_label())
+                      notes=r.notes, wide=wide, total_rows=r.total_rows, total_label=r.total_label(),
+                      lead=r.answer)
         return out.getvalue()
 
     def total_label(self) -> str:
@@ -261,7 +277,8 @@ def section_result(report: reportmod.Report, section: reportmod.Section, columns
                   totals=[c.name for c in cols.values() if c.total],
                   notes=[c.name for c in cols.values() if c.note], title=title,
                   wide=[c.name for c in cols.values() if c.wide],
-                  json_only=[c.name for c in cols.values() if c.json_only])
+                  json_only=[c.name for c in cols.values() if c.json_only],
+                  lead=[c.name for c in cols.values() if c.lead and c.name in columns])
 
 
 class Rules:
@@ -395,11 +412,13 @@ class Database:
 
     def traces(self) -> Result:
         """The loaded traces."""
-        return self._query(
+        listed = self._query(
             "SELECT trace_id, name, format, platform, device_name, event_count AS events, "
             "rejected_count AS rejected, complete, problem, loaded_at, source_path "
             # a lake's traces land in any order (writers in parallel, ids the seconds each began): by name
             f"FROM traces ORDER BY {'name, ' if self.lake else ''}trace_id", title="Traces")
+        listed.formats = {"name": "trace"}  # a trace's name: what a person types next, never cut
+        return listed
 
     def objects(self) -> Result:
         """The tables and views, with what each holds."""
@@ -480,6 +499,7 @@ class Database:
         params_limit = limit  # as given: a section --limit is not for says so
         name, trace, vs, params = reportmod.route(name, trace, vs, params)
         report = reportmod.get(name)
+        trace, vs = reportmod.one_trace(self.con, report, trace), reportmod.one_trace(self.con, report, vs)
         values = reportmod.bind(report, {"trace": trace, "vs": vs, "phase": phase, "limit": limit, **params})
         if section is not None:
             report.section(section)  # one that exists
@@ -510,6 +530,11 @@ class Database:
                     out[sec.name].title += " (every row: --limit is for the main table)"
                 if len(every.get(sec.name, rows)) > len(rows):
                     out[sec.name].total_rows = every[sec.name]
+                if not rows and sec.name == "main" and trace is not None and not two:
+                    # an empty answer for a trace the user named says why
+                    out[sec.name].title = (f"{report.name}: no rows for {trace}: the report has rows for "
+                                           f"{report.rows_for or 'traces with kernels'}"
+                                           f"{f' in phase {phase}' if phase else ''}, and {trace} is not one")
         leading = [s.name for s in report.sections if s.first and s.name in out]
         out = {name: out[name] for name in leading + [n for n in out if n not in leading]}
         return ReportResult(report, out, values, labels, names, bounded=params_limit is None)
@@ -652,7 +677,7 @@ class Database:
         if self.path is not None and out.exists() and Path(self.path).exists() and os.path.samefile(out, self.path):
             raise TracedbError(f"{out}: is the database itself; choose another output file")
         def findings() -> list[dict]:  # asked for once the window holds something: no work for nothing
-            return self._report("why", trace=trace, vs=None, phase=phase, limit=None, section=None,
+            return self._report("why", trace=trace, vs=None, phase=phase, limit=12, section=None,
                                 min_gap_us=min_gap_us).main.records()
 
         with self._reading():

@@ -17,7 +17,7 @@ import typer.core
 from . import __version__, api, atomic, present, reports
 from .db import STORAGE_VERSION, default_path
 from .errors import Interrupted, TracedbError, is_interrupt
-from .render import Format, output_width, printable
+from .render import PIPE_WIDTH, Format, output_width, printable
 
 # The modules behind one command are imported by that command (a tiny load pays for nothing else).
 
@@ -39,6 +39,9 @@ FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output for
 WaitOption = Annotated[float, typer.Option(
     "--wait", help="Seconds to keep trying while another process holds the database (a load, say).",
     show_default=False)]
+OutputOption = Annotated[Optional[Path], typer.Option(
+    "--output", "-o", readable=False, help="Write to this file instead of standard output (a device or a pipe "
+                                           "is written in place).", show_default=False)]
 WideOption = Annotated[bool, typer.Option("--wide", help="A table shows every column at its full width, however "
                                                          "wide the lines (else it fits the terminal).")]
 RulesOption = Annotated[Optional[Path], typer.Option(
@@ -303,10 +306,19 @@ def export(
 
 @app.command("ls")
 def list_traces(db: DbOption = None, fmt: FormatOption = Format.table, wide: WideOption = False,
-                wait: WaitOption = 0.0) -> None:
+                wait: WaitOption = 0.0, output: OutputOption = None) -> None:
     """List the loaded traces."""
     with api.connect(_db_path(db), wait=_seconds(wait)) as database:
-        _show(database.traces(), fmt, wide)
+        result = database.traces()
+    _to(output, db, lambda: _show(result, fmt, wide))
+
+
+def _to(output: Path | None, db: Path | None, write: Callable[[], None]) -> None:
+    """What write prints, on standard output or into the file -o names."""
+    if output is None:
+        write()
+    else:
+        _write_report(output, _db_path(db), write)
 
 
 def _seconds(wait: float) -> float:
@@ -316,7 +328,7 @@ def _seconds(wait: float) -> float:
 
 
 def _show(result: "api.Result", fmt: Format, wide: bool = False) -> None:
-    present.write(result.columns, result.rows, fmt, sys.stdout, title=result.title, wide=wide)
+    present.write(result.columns, result.rows, fmt, sys.stdout, title=result.title, formats=result.formats, wide=wide)
 
 
 @app.command("rm")
@@ -347,12 +359,13 @@ def run_sql(
                                                   "csv and json give every row).", show_default=False)] = None,
     units: Annotated[bool, typer.Option("--units", help="Show *_ns columns as durations and *_bytes as sizes, "
                                         "in a unit per column, as reports do.")] = False,
+    output: OutputOption = None,
 ) -> None:
     """Run a SQL query and print its rows as they are stored. The query reads the database and
     nothing else: it cannot write (the file is open read-only), read or write other files
     (COPY ... TO, EXPORT DATABASE, ATTACH, read_csv; it has no temporary directory either, so it
     runs in memory), install or load extensions, or change settings. To save rows to a file, use
-    --format csv and redirect the output."""
+    -o FILE (with --format csv, json or html)."""
     with api.connect(_db_path(db), wait=_seconds(wait)) as database:
         database.lock_down()
         result = database.sql(query)
@@ -360,14 +373,18 @@ def run_sql(
         return
     formats = {} if units else {c: "raw" for c in result.columns}  # numbers as stored, not as durations
     rows = result.rows
-    if present.renderer(fmt).for_people:
-        shown = TERMINAL_ROWS if limit is None else limit
-        present.write(result.columns, rows[:shown], fmt, sys.stdout, title=result.title, formats=formats, wide=wide)
-        if len(rows) > shown:
-            typer.echo(f"  {len(rows):,} rows, {shown:,} shown: --limit N shows N, --format csv or json all of them\n")
-        return
-    present.write(result.columns, rows if limit is None else rows[:limit], fmt, sys.stdout, title=result.title,
-                  formats=formats, wide=wide)
+
+    def write() -> None:
+        if present.renderer(fmt).for_people and output is None:
+            shown = TERMINAL_ROWS if limit is None else limit
+            present.write(result.columns, rows[:shown], fmt, sys.stdout, title=result.title, formats=formats, wide=wide)
+            if len(rows) > shown:
+                typer.echo(f"  {len(rows):,} rows, {shown:,} shown: --limit N shows N, --format csv or json all of them\n")
+            return
+        present.write(result.columns, rows if limit is None else rows[:limit], fmt, sys.stdout, title=result.title,
+                      formats=formats, wide=wide)
+
+    _to(output, db, write)
 
 
 @app.command("schema")
@@ -483,7 +500,7 @@ def run_report(
                                                     "(compare, trend).", show_default=False)] = None,
     phase: Annotated[Optional[str], typer.Option(help="Only kernels of this phase: prefill, decode, mixed, none "
                                                       "or all.", show_default=False)] = None,
-    limit: Annotated[Optional[int], typer.Option(help="Rows per table (default: the report's own).",
+    limit: Annotated[Optional[str], typer.Option(help="Rows per table, or all (default: the report's own).",
                                                  show_default=False)] = None,
     section: Annotated[Optional[str], typer.Option(help="Only this table of a report that prints several.",
                                                    show_default=False)] = None,
@@ -507,6 +524,7 @@ def run_report(
     and says how many more there are (--limit N shows N, --format csv all)."""
     name, trace, one_vs, given = reports.route(name, trace, vs, reports.parse_params(param))
     report = reports.get(name)
+    limit = _limit(limit)
     named = {"trace": trace, "vs": one_vs, "phase": phase, "limit": limit,
              **reports.parse_params([f"{k}={v}" for k, v in _own_options(report, ctx.args).items()])}
     clash = [k for k in given if k in named or (k in report.params and report.params[k].option)]
@@ -527,6 +545,9 @@ def run_report(
     with api.connect(_db_path(db), wait=_seconds(wait)) as database:
         # the timeline strips are drawn for an HTML page alone, while the database is open
         result = database.report(name, section=section, strips=fmt is Format.html, **named, **given)
+        if fmt is Format.table and output is None and limit is None and report.limit_folds:
+            result = _fit_screen(result, lambda rows: database.report(
+                name, section=section, **{**named, "limit": rows}, **given), wide)
     if fmt is Format.csv and len(result.sections) > 1:  # CSV holds one table: a stream or file each
         if output is None:
             rest = [n for n in result.sections if n != result.main_name]
@@ -541,6 +562,41 @@ def run_report(
         _write_report(output, _db_path(db), lambda: _print_report(result, fmt, wide, bounded=False))
     else:
         _print_report(result, fmt, wide, bounded=limit is None)
+
+
+def _fit_screen(result: "api.ReportResult", again: Callable[[int], "api.ReportResult"],
+                wide: bool) -> "api.ReportResult":
+    """A report whose rows past its limit fold into a last row (why), shown on a terminal without
+    --limit: run again with fewer rows until it fits one screen, so that its first rows, the
+    answer, are not scrolled away by its last (at least one row is kept)."""
+    import shutil
+
+    height = shutil.get_terminal_size((PIPE_WIDTH, SCREEN_ROWS)).lines if sys.stdout.isatty() else SCREEN_ROWS
+    rows = result.params.get("limit")
+    while isinstance(rows, int) and rows > 1:
+        text = result.text(Format.table, width=output_width(sys.stdout), wide=wide)
+        if text.count("\n") < height:  # the prompt takes the last line
+            break
+        rows -= 1
+        result = again(rows)
+        result.bounded = True
+    return result
+
+
+# The rows of a screen a command's first answer must fit when the output is not a terminal that
+# says its own (a 40-row terminal, as PIPE_WIDTH is a 120-column one).
+SCREEN_ROWS = 40
+
+
+def _limit(text: str | None) -> int | str | None:
+    """--limit: a whole number of rows, or all."""
+    if text is None or text == "all":
+        return text
+    try:
+        return int(text)
+    except ValueError:  # a usage error, as typer gives for a value of the wrong type
+        raise typer.BadParameter(f"takes a number of rows or all, not {text[:40]!r}",
+                                 param_hint="'--limit'") from None
 
 
 def _section_files(output: Path, result: "api.ReportResult") -> list[tuple[str, Path]]:

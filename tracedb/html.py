@@ -121,7 +121,13 @@ def fragment(report, results: list[tuple[Any, list[str], list[tuple]]], labels: 
     if strips:
         parts.append(strips)
     for section, columns, rows in results:
-        keep = [i for i, c in enumerate(columns) if not section.columns.get(c) or not section.columns[c].json_only]
+        declared = section.columns
+        lead = [i for i, c in enumerate(columns) if declared.get(c) and declared[c].lead]
+        answer = next((r[i] for i in lead for r in rows if r[i] is not None), None)
+        if answer is not None:  # the answer in a sentence, above the section's tables
+            parts.append(f'<p class="answer"><b>{escape(str(answer))}</b></p>')
+        keep = [i for i, c in enumerate(columns)
+                if not declared.get(c) or not (declared[c].json_only or declared[c].lead)]
         columns, rows = [columns[i] for i in keep], [tuple(r[i] for i in keep) for r in rows]
         if section.name != "main":
             parts.append(f"<h2>{escape(section.name)}</h2><p>{escape(section.summary)}</p>")

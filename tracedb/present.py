@@ -73,27 +73,28 @@ def print_report(result: Any, fmt: Format, out: TextIO, wide: bool = False, boun
 def _section(r: Any, fmt: Format, out: TextIO, bounded: bool, by_side: bool, wide: bool = False) -> None:
     """One section (an api.Result), a table per trace when its rows span several."""
     if not RENDERERS[fmt].for_people or not by_side or "trace" not in r.columns or not r.rows:
-        _bounded(r.columns, r.rows, fmt, out, r.title, r.formats, r.totals, r.notes, bounded, wide, r.total_rows)
+        _bounded(r.columns, r.rows, fmt, out, r.title, r.formats, r.totals, r.notes, bounded, wide, r.total_rows,
+                 r.answer)
         return
     shown, groups = by_trace(r.columns, r.rows)
     every = by_trace(r.columns, r.total_rows)[1] if r.total_rows is not None else {}
     title = r.title.split(": ", 1)[0]  # the report and section; the trace replaces the summary
     for trace_name, group in groups.items():
         _bounded(shown, group, fmt, out, f"{title} — {trace_name}", r.formats, r.totals, r.notes, bounded, wide,
-                 every.get(trace_name))
+                 every.get(trace_name), r.answer)
 
 
 def _bounded(columns, rows, fmt: Format, out: TextIO, title, formats, totals, notes, bounded: bool,
-             wide: bool = False, every: list | None = None) -> None:
+             wide: bool = False, every: list | None = None, lead: str | None = None) -> None:
     """Render rows, the first TERMINAL_ROWS when bounded; the totals row sums every row (every:
     all the rows of the result, when --limit showed fewer) and says how many when some are hidden."""
     every = rows if every is None or len(every) <= len(rows) else every
     if not bounded or len(rows) <= TERMINAL_ROWS:
         label = "total" if len(every) == len(rows) else f"total of {len(every):,}, {len(rows):,} shown"
         write(columns, rows, fmt, out, title=title, formats=formats, totals=totals, notes=notes, wide=wide,
-              total_rows=every, total_label=label)
+              total_rows=every, total_label=label, lead=lead)
         return
     write(columns, rows[:TERMINAL_ROWS], fmt, out, title=title, formats=formats, totals=totals, notes=notes,
-          total_rows=every, total_label=f"total of {len(every):,}, {TERMINAL_ROWS} shown", wide=wide)
+          total_rows=every, total_label=f"total of {len(every):,}, {TERMINAL_ROWS} shown", wide=wide, lead=lead)
     out.write(f"  {len(rows) - TERMINAL_ROWS:,} more rows not shown: --limit N shows N, "
               "--format csv or json all of them\n\n")

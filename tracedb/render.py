@@ -19,6 +19,7 @@ import json
 import math
 import os
 import re
+import textwrap
 from typing import Any, Sequence
 
 from rich import box
@@ -101,6 +102,9 @@ def display(column: str, value: Any, fmt: str | None = None) -> str:
             return f"{float(value):,.2f}x"
         if fmt == "id":
             return str(value)
+        if fmt == "count" and isinstance(value, (float, decimal.Decimal)) and math.isfinite(value):
+            # a count per step may be fractional (1,207 calls over 3 steps): a decimal only then
+            return f"{int(value):,}" if value == int(value) else f"{float(value):,.1f}"
         if isinstance(value, float):
             return f"{value:,.3f}"
         if isinstance(value, decimal.Decimal):  # exact: shown to its own scale
@@ -208,15 +212,24 @@ def with_notes(write):
     def writer(columns: Sequence[str], rows: Sequence[Sequence[Any]], out, *, title: str | None = None,
                formats: dict[str, str] | None = None, totals: Sequence[str] = (), notes: Sequence[str] = (),
                total_rows: Sequence[Sequence[Any]] | None = None, total_label: str = "total",
-               wide: bool = False) -> None:
+               wide: bool = False, lead: str | None = None) -> None:
         formats = formats or {}
+        if lead:  # the answer first, above the title, folded to the output's width
+            text = printable(lead)
+            out.write(("**" + text + "**" if write is _markdown else "\n".join(textwrap.wrap(text, output_width(out))))
+                      + "\n\n")
         if not any(n in columns for n in notes):
             write(columns, rows, out, title=title, formats=formats, totals=totals, total_rows=total_rows,
                   total_label=total_label, wide=wide)
             return
         keep = [i for i, c in enumerate(columns) if c not in notes]
-        lines = [printable(f"{display(columns[0], row[0], formats.get(columns[0]))}. {row[i]}")
-                 for row in rows for i, c in enumerate(columns) if c in notes and row[i] is not None]
+        # a note shared by several rows (the same next command) is printed once, after their labels
+        labels: dict[str, list[str]] = {}
+        for row in rows:
+            for i, c in enumerate(columns):
+                if c in notes and row[i] is not None:
+                    labels.setdefault(str(row[i]), []).append(display(columns[0], row[0], formats.get(columns[0])))
+        lines = [printable(f"{', '.join(at)}. {note}") for note, at in labels.items()]
         write([columns[i] for i in keep], [[row[i] for i in keep] for row in rows], out, title=title,
               formats=formats, totals=totals,
               total_rows=None if total_rows is None else [[row[i] for i in keep] for row in total_rows],
@@ -306,8 +319,10 @@ def _table(columns: Sequence[str], rows: Sequence[Sequence[Any]], out, *, title:
         return text if width is None else names.middle_cut(text, width)
 
     # Every row one line, every header whole: long texts (kernel names, paths, stacks) are cut to
-    # the room the others leave; what still does not fit is left out, and a line names it. --wide
-    # keeps every column at its full width, however wide the lines.
+    # the room the others leave, in the middle; what still does not fit is left out, and a line
+    # names it: texts first, numbers (the sort column among them) only when the numbers alone do
+    # not fit, never an identifier, which is cut no lower than IDENTIFIER_MIN. --wide keeps every
+    # column at its full width, however wide.
     width = output_width(out)
     full = [[cell(i, v) for i, v in enumerate(row)] for row in rows]
     total_full = [cell(i, v) if v is not None else "" for i, v in enumerate(total_row)] if total_row else None
@@ -316,15 +331,20 @@ def _table(columns: Sequence[str], rows: Sequence[Sequence[Any]], out, *, title:
     headers = [printable(h) for h in headers]
     natural = [max([len(headers[i]), *(len(r[i]) for r in full), len(total_full[i]) if total_full else 0])
                for i in range(len(columns))]
-    whole = [columns[i] in IDENTIFIERS and not kernel[i] for i in range(len(columns))]
-    cuttable = [not whole[i] and (kernel[i] or (not numeric[i] and natural[i] > CUT_FROM)) for i in range(len(columns))]
+    identifier = [columns[i] in IDENTIFIERS and not kernel[i] for i in range(len(columns))]
+    whole = [columns[i] in TRACE_COLUMNS or formats.get(columns[i]) == "trace" for i in range(len(columns))]
+    cuttable = [not whole[i] and (kernel[i] or (not numeric[i] and natural[i] > (IDENTIFIER_MIN if identifier[i]
+                                                                                else CUT_FROM)))
+                for i in range(len(columns))]
+    kept = [whole[i] or identifier[i] for i in range(len(columns))]
     # a last column of text (a description, a note, a path) folds into lines rather than being cut
     last = len(columns) - 1
     fold = last if columns and cuttable[last] and not kernel[last] else None
-    floors = [max(FOLD_MIN if i == fold else MIN_CUT, len(headers[i])) if cuttable[i] else natural[i]
-              for i in range(len(columns))]
+    floors = [max(FOLD_MIN if i == fold else IDENTIFIER_MIN if identifier[i] else MIN_CUT, len(headers[i]))
+              if cuttable[i] else natural[i] for i in range(len(columns))]
     floors = [min(f, n) for f, n in zip(floors, natural)]
-    widths, dropped = fit_columns(natural, floors, width, keep_all=wide, kept=whole)
+    kept = [k or i == fold for i, k in enumerate(kept)]  # a folding text (why's finding) is the answer itself
+    widths, dropped = fit_columns(natural, floors, width, keep_all=wide, kept=kept, last=numeric)
     shown = [i for i in range(len(columns)) if i not in dropped]
     if fold in shown:  # the room left goes to the folding column
         room = width - 3 * len(shown) - 1 - sum(widths[i] for i in shown)
@@ -364,7 +384,8 @@ write_markdown = with_notes(_markdown)
 PIPE_WIDTH = 120
 
 # Columns holding what a person types next or goes to: trace and report names, Python frames
-# (file(line): function). A table never cuts them; other columns give way first.
+# (file(line): function). A table never leaves them out, and cuts them (in the middle: a path's
+# file and a name's end tell them apart) no lower than IDENTIFIER_MIN.
 IDENTIFIERS = frozenset({"trace", "name", "report", "frame", "a_name", "b_name", "where", "trace_a", "trace_b",
                          "a_trace", "b_trace", "capture", "window"})
 
@@ -376,27 +397,35 @@ CUT_FROM = 24
 # length, whatever these say).
 MIN_CUT = 16
 FOLD_MIN = 32
+IDENTIFIER_MIN = 40
+
+# Columns holding a trace's name: never cut, whatever the width (a name is typed as it is shown).
+TRACE_COLUMNS = frozenset({"trace", "trace_a", "trace_b", "a_trace", "b_trace"})
 
 
 def fit_columns(natural: Sequence[int], floors: Sequence[int], width: int,
-                keep_all: bool = False, kept: Sequence[bool] = ()) -> tuple[list[int], list[int]]:
+                keep_all: bool = False, kept: Sequence[bool] = (),
+                last: Sequence[bool] = ()) -> tuple[list[int], list[int]]:
     """The width of each column of a table that must fit `width` characters (a rich table with
     SIMPLE_HEAVY box: 3 characters per column and 1 more), and the columns left out: columns whose
     floor is below their natural width are cut, the widest first, no lower than their floor; when
-    that is not enough, columns are left out from the right (never the first, nor a kept one:
-    an identifier, shown whole even where the line then runs past the width). keep_all: every
-    column at its natural width, however wide."""
+    that is not enough, columns are left out from the right (never the first, nor a kept one: an
+    identifier, shown even where the line then runs past the width), the columns marked last
+    (numbers) only once every other has gone. keep_all: every column at its natural width, however
+    wide."""
     n = len(natural)
     if keep_all:
         return list(natural), []
     kept = list(kept) or [False] * n
+    last = list(last) or [False] * n
     dropped: list[int] = []
     while True:
         shown = [i for i in range(n) if i not in dropped]
         budget = width - 3 * len(shown) - 1
         if sum(natural[i] for i in shown) <= budget:
             return list(natural), dropped
-        droppable = [i for i in shown[1:] if not kept[i]]
+        droppable = ([i for i in shown[1:] if not kept[i] and not last[i]]
+                     or [i for i in shown[1:] if not kept[i]])
         if sum(floors[i] for i in shown) <= budget or not droppable:
             return _cut_to(natural, floors, shown, budget), dropped
         dropped.append(droppable[-1])  # the rightmost column that may go

@@ -16,6 +16,8 @@ the SQL. Column formats: text, kernel (kernel names: demangled, and shortened in
 table), count, duration (ns), percent, ratio, bytes, id, number (a plain quantity, its unit
 in its name: busbw_gbps). Flags after the format: `total` marks the
 columns summed in the totals row, `note` a sentence printed under the table rather than in it,
+`lead` the answer in one sentence, taken from the first row that has one and printed above the
+table rather than in it (csv and json keep it as a column),
 `json` a nested value (a list of structs) shown in JSON output only, `wide` a column a terminal
 table or markdown shows only with --wide (csv, json and html always have it).
 
@@ -60,6 +62,7 @@ slowest and a typical one.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,7 +75,7 @@ from .charts import Chart
 from .errors import TracedbError, reraise_interrupt
 
 FORMATS = ("text", "kernel", "count", "duration", "percent", "ratio", "bytes", "id", "number")
-FLAGS = ("total", "note", "json", "wide")
+FLAGS = ("total", "note", "json", "wide", "lead")
 PHASES = ("prefill", "decode", "mixed", "none")
 
 
@@ -85,6 +88,7 @@ class Column:
     note: bool = False  # a sentence: printed under a table, beside the row's first cell
     json_only: bool = False  # a nested value: JSON output only
     wide: bool = False  # shown in a table or markdown only when asked for (--wide)
+    lead: bool = False  # the answer in one sentence, on its first row: printed above the table, not in it
 
 
 @dataclass
@@ -99,6 +103,9 @@ class Param:
 # What an alias's condition asks of the traces given: a pattern as --trace and one as --vs
 # ('patterns'), or more than two traces or a pattern ('many'); tried in this order.
 ALIAS_WHEN = ("patterns", "many")
+# --limit all: every row (a report whose default limit folds the rest into a last row lists them all)
+ALL_ROWS = 2 ** 62
+
 # Parameters every report that has them takes as options of their own on the command line.
 COMMON_OPTIONS = ("trace", "vs", "phase", "limit")
 
@@ -294,14 +301,14 @@ def _parse_header(path: Path, report: Report, section: Section, header: list[tup
                                                   option="option" in flags or m.group(1) in COMMON_OPTIONS,
                                                   kind=kinds[0] if kinds else _kind_of(default))
             else:
-                m = re.match(r"^(\w+)\s+(\w+)((?:\s+(?:total|note|json|wide)\b)*)\s*(.*)$", stripped)
+                m = re.match(r"^(\w+)\s+(\w+)((?:\s+(?:total|note|json|wide|lead)\b)*)\s*(.*)$", stripped)
                 if not m or m.group(2) not in FORMATS:
                     raise ValueError(f"expected 'column format [{'|'.join(FLAGS)} ...] description', "
                                      f"format one of {', '.join(FORMATS)}")
                 flags = m.group(3).split()
                 section.columns[m.group(1)] = Column(m.group(1), m.group(2), "total" in flags, m.group(4),
                                                      note="note" in flags, json_only="json" in flags,
-                                                     wide="wide" in flags)
+                                                     wide="wide" in flags, lead="lead" in flags)
         except ValueError as exc:
             raise TracedbError(f"{path}: line {number}: {exc}") from None
     return " ".join(summary)
@@ -394,13 +401,19 @@ def _typed(report: Report, name: str, value: Any) -> Any:
         if isinstance(value, bool):
             raise ValueError
         if param.kind == "number":
-            return value if isinstance(value, (int, float)) else float(str(value))
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        return value if isinstance(value, int) else int(str(value))
-    except (TypeError, ValueError):
+            typed = value if isinstance(value, (int, float)) else float(str(value))
+        elif isinstance(value, float) and value.is_integer():
+            typed = int(value)
+        else:
+            typed = value if isinstance(value, int) else int(str(value))
+        # every quantity a report takes (a duration, a count, a size, a step, a clock) is finite
+        # and never negative
+        if not math.isfinite(typed) or typed < 0:
+            raise ValueError
+        return typed
+    except (TypeError, ValueError, OverflowError):
         want = "a whole number" if param.kind == "integer" else "a number"
-        raise TracedbError(f"report {report.name}: {given_as(report, name)} is {want} (default "
+        raise TracedbError(f"report {report.name}: {given_as(report, name)} is {want}, at least 0 (default "
                            f"{default_text(param)}), not {str(value)[:40]!r}") from None
 
 
@@ -410,6 +423,8 @@ def bind(report: Report, given: dict[str, Any]) -> dict[str, Any]:
     given = dict(given)
     if given.get("phase") == "all":
         given["phase"] = None
+    if given.get("limit") == "all":
+        given["limit"] = ALL_ROWS
     unknown = [k for k, v in given.items() if v is not None and k not in report.params]
     if unknown:
         hint = " (it reads one trace or all of them)" if unknown == ["vs"] else ""
@@ -515,6 +530,26 @@ def check_key(con: duckdb.DuckDBPyConnection, values: dict[str, Any]) -> None:
         f"SELECT DISTINCT key FROM (SELECT trace_id, key FROM trace_params UNION ALL "
         f"SELECT trace_id, key FROM trace_metadata) WHERE trace_id IN ({chosen}) ORDER BY key", args).fetchall()]
     raise TracedbError(f"no trace has the key {key!r}; the keys they have: {', '.join(keys) or 'none'}")
+
+
+def one_trace(con: duckdb.DuckDBPyConnection, report: Report, text: str | None) -> str | None:
+    """The trace a report of one trace (or one pair) runs on: a pattern that matches exactly one
+    trace gives that trace's name; one that matches several or none is one line naming the
+    matches. A report an alias reaches for patterns (compare-pairs) takes the pattern itself."""
+    if not is_pattern(text) or any(a.when == "patterns" for a in report.aliases):
+        return text
+    names = [n for (n,) in con.execute("SELECT trace FROM chosen_traces([?]) ORDER BY trace_id", [text]).fetchall()]
+    if len(names) == 1:
+        return names[0]
+    if not names:
+        raise TracedbError(f"no trace matches {text!r} (see: tracedb ls)")
+    shown = ", ".join(names[:SHOWN_MATCHES]) + (f" and {len(names) - SHOWN_MATCHES} more"
+                                                if len(names) > SHOWN_MATCHES else "")
+    raise TracedbError(f"report {report.name} takes one trace as --trace{' and one as --vs' if report.compares else ''}; "
+                       f"{text!r} matches {len(names)}: {shown}")
+
+
+SHOWN_MATCHES = 8  # the traces a pattern's error names at most
 
 
 def check_trace(con: duckdb.DuckDBPyConnection, trace: str | None) -> None:

@@ -15,8 +15,8 @@
 --   a_step_ns    duration         A's time in the frame per step (callees included)
 --   b_step_ns    duration         B's time per step
 --   gap_step_ns  duration         a_step_ns - b_step_ns
---   a_calls      number    wide   A's calls per step
---   b_calls      number    wide   B's calls per step
+--   a_calls      count     wide   A's calls per step
+--   b_calls      count     wide   B's calls per step
 --   a_name       text      wide   the frame as A records it, with its line (empty: A never enters it)
 --   b_name       text      wide   the frame as B records it
 SELECT frame, a_step_ns, b_step_ns, gap_step_ns, a_calls, b_calls, a_name, b_name

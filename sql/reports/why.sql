@@ -17,7 +17,7 @@
 --   vs = NULL         trace B (name or #id; NULL: trace A against its own ideal)
 --   phase = NULL      only the steps of this phase: prefill, decode, mixed or none (NULL: the whole traces)
 --   min_gap_us = 20   idle gaps at least this long are told apart by cause and frame; shorter ones count together
---   limit = 12        findings listed before the remainder
+--   limit = 6         findings listed before the remainder (all: every part, the remainder then 0)
 --   step = NULL integer  the step the HTML's timeline strips draw (NULL: the slowest and a typical one)
 -- Columns:
 --   rank         id               1 first: the largest time at stake; the remainder last
@@ -34,6 +34,8 @@
 --   part         text      wide   the part's key (kind|what): the same part in another run of the report
 --   next         text      note   the command that shows the evidence
 --   finding      text             what is slower and by how much, both sides' numbers, where in the code
-SELECT rank, kind, at_stake_ns, per_step_ns, "where", slower, a_ns, b_ns, a_detail, b_detail, hint, part, next, finding
+--   answer       text      lead   on the first row: the answer in one sentence, how much slower and the first fix
+SELECT rank, kind, at_stake_ns, per_step_ns, "where", slower, a_ns, b_ns, a_detail, b_detail, hint, part, next, finding,
+       answer
 FROM why_findings($trace, $vs, $phase, $min_gap_us, $limit)
 ORDER BY rank;

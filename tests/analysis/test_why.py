@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import shlex
 from pathlib import Path
 
@@ -177,12 +178,30 @@ PAIRS = [("h100_timesformer", "mi300_timesformer"), ("h100_falconsai-vit", "mi30
 @pytest.mark.parametrize("a, b", PAIRS)
 def test_real_pairs_add_up_and_each_next_command_runs(corpus_db, a, b):
     db = corpus_db
-    rows = _findings(db, "--trace", a, "--vs", b)
+    rows = _findings(db, "--trace", a, "--vs", b, "--limit", "12")
     with tracedb.connect(db) as con:
         span = {r["part"]: r for r in con.report("compare", trace=a, vs=b)["wall-clock"].records()}["span"]
-    assert sum(r["at_stake_ns"] for r in rows) == abs(span["a_ns"] - span["b_ns"])
-    assert rows[-1]["kind"] == "remainder" and all(r["at_stake_ns"] > 0 for r in rows[:-1])
-    for command in {r["next"] for r in rows}:
+    gap = abs(span["a_ns"] - span["b_ns"])
+    assert sum(r["at_stake_ns"] for r in rows) == gap
+    # the slower side's losses first, largest first, then where it is faster, largest first
+    stakes = [r["at_stake_ns"] for r in rows[:-1]]
+    losses, gains = [x for x in stakes if x > 0], [x for x in stakes if x < 0]
+    assert stakes == losses + gains and losses == sorted(losses, reverse=True) and gains == sorted(gains)
+    assert gains and all(r["kind"].startswith(("faster", "fewer", "less", "more overlap"))
+                         for r in rows[:-1] if r["at_stake_ns"] < 0)
+    assert all(r["finding"].endswith("faster here") for r in rows[:-1] if r["at_stake_ns"] < 0)
+    remainder = rows[-1]
+    assert remainder["kind"] == "remainder" and "% of the gap" in remainder["finding"]
+    every = _findings(db, "--trace", a, "--vs", b, "--limit", "all")
+    assert every[-1]["kind"] == "remainder" and every[-1]["at_stake_ns"] == 0 and len(every) > len(rows)
+    # what no finding explains is a small share of every difference between the two (a gap can be
+    # the small difference of large parts either way: the ViT pair's is 0.69 ms of 7.2 ms)
+    assert abs(remainder["at_stake_ns"]) < 0.05 * sum(abs(r["at_stake_ns"]) for r in every)
+    shown = _findings(db, "--trace", a, "--vs", b)  # the default: the six largest parts either way
+    largest = sorted(rows[:-1], key=lambda r: -abs(r["at_stake_ns"]))[:6]
+    assert len(shown) == 7 and sorted(r["part"] for r in shown[:-1]) == sorted(r["part"] for r in largest)
+    alone = _findings(db, "--trace", a)
+    for command in {r["next"] for r in rows} | {r["next"] for r in alone}:
         argv = shlex.split(command)
         assert argv[:2] == ["tracedb", "report"]
         run = run_cli(*argv[1:], db=db)
@@ -201,4 +220,42 @@ def test_a_phase_adds_up_to_its_steps_gap(tmp_path):
         (gap,) = con.sql(f"SELECT abs(a_ns - b_ns) FROM compare_wall('{a}', '{b}', 'decode') WHERE part = 'span'").rows[0]
     assert gap > 0 and sum(r["at_stake_ns"] for r in rows) == gap
     assert all(r["next"].endswith("--phase decode") for r in rows
-               if r["kind"] not in ("more kernels or calls", "less overlap", "exposed memcpy"))
+               if r["kind"] not in ("more kernels or calls", "less overlap", "exposed memcpy", "fewer kernels or calls",
+                                    "more overlap", "less exposed memcpy"))
+
+
+@pytest.mark.parametrize("a, b", PAIRS)
+def test_the_first_screen_holds_the_answer(corpus_db, a, b):
+    """At 120 columns on a 40-row screen, why without options starts with its answer in one line,
+    shows its first findings whole, and ends with each next command once: nothing it prints scrolls
+    the answer away."""
+    run = run_cli("report", "why", "--trace", a, "--vs", b, db=corpus_db, env={"COLUMNS": "120"})
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert len(lines) < 40 and all(len(line) <= 120 for line in lines)
+    rows = _findings(corpus_db, "--trace", a, "--vs", b)
+    slower = rows[0]["slower"]
+    assert lines[0].startswith(f"{slower} is ") and " slower than " in lines[0]
+    assert " ".join(run.stdout.split()).startswith(rows[0]["answer"])
+    assert "first fix: " + rows[0]["kind"] in rows[0]["answer"]
+    shown = [line for line in lines if line.strip().startswith(("1 ", "1. ", "1, "))]
+    assert shown, run.stdout  # finding 1 and its command are on the screen
+    commands = [line.split(". ", 1)[1] for line in lines if ". tracedb report " in line]
+    assert commands and len(commands) == len(set(commands))  # each next command once
+    assert "tracedb report" in commands[0]
+
+
+def test_a_narrow_screen_lists_fewer_findings_never_none(built):
+    """The narrower the screen, the fewer findings fit: the command lists fewer, down to one, and
+    the rest fold into the remainder (the findings still add up to the gap)."""
+    whole = run_cli("report", "why", "--trace", "fast", "--vs", "slow", db=built, env={"COLUMNS": "120"})
+    narrow = run_cli("report", "why", "--trace", "fast", "--vs", "slow", db=built, env={"COLUMNS": "80"})
+    assert whole.returncode == 0 and narrow.returncode == 0
+    assert narrow.stdout.startswith("slow is ") and whole.stdout.startswith("slow is ")
+    listed = [line for line in narrow.stdout.splitlines() if ". tracedb report " in line]
+    assert listed and listed[0].split(". ")[0].split(", ")[0].strip() == "1"  # finding 1 is always there
+    def more(text: str) -> int:  # the parts the remainder holds
+        found = re.search(r"(\d+) more part\(s\)", " ".join(text.split()))
+        return int(found.group(1)) if found else 0
+
+    assert more(narrow.stdout) > more(whole.stdout)

@@ -393,7 +393,7 @@ def test_tc_vs_prof_table_has_totals(tc_db):
     proc = run_cli("report", "tc-vs-prof", "--trace", "tc", "--vs", "prof", db=tc_db)
     assert proc.returncode == 0, proc.stderr
     total = [line for line in proc.stdout.splitlines() if line.strip().startswith("total")][0].split()
-    assert total[1:5] == ["297.6", "16", "159.0", "6"]
+    assert total[1:5] == ["297.6", "16", "159", "6"]
 
 
 def test_tc_vs_prof_profiling_process(tmp_path, profile_csv):

@@ -235,7 +235,7 @@ def _shown_headers(report_name: str, section: str) -> list[str]:
     from tracedb import reports
 
     sec = next(s for s in reports.get(report_name).sections if s.name == section)
-    return [c.name for c in sec.columns.values() if not c.wide and not c.json_only and not c.note]
+    return [c.name for c in sec.columns.values() if not c.wide and not c.json_only and not c.note and not c.lead]
 
 
 @pytest.mark.parametrize("report", KINETO_REPORTS)

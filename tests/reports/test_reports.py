@@ -143,13 +143,15 @@ def test_a_parameter_takes_values_of_its_kind(tmp_path):
     bound = reports.bind(mine, {"step": "4", "share": "0.5", "depth": 2.0, "name": "7"})
     assert bound == {"step": 4, "share": 0.5, "depth": 2, "name": "7"}
     for name, value, shown in [("step", "x", "'x'"), ("step", 1.5, "'1.5'"), ("step", True, "'True'"),
-                               ("depth", "2.5", "'2.5'")]:
+                               ("depth", "2.5", "'2.5'"), ("step", -1, "'-1'"), ("depth", "-3", "'-3'")]:
         with pytest.raises(reports.TracedbError) as caught:
             reports.bind(mine, {name: value})
         default = "none" if name == "step" else "3"
-        assert str(caught.value) == f"report mine: {name} is a whole number (default {default}), not {shown}"
-    with pytest.raises(reports.TracedbError, match=r"report mine: --share is a number \(default none\), not 'half'"):
-        reports.bind(mine, {"share": "half"})
+        assert str(caught.value) == f"report mine: {name} is a whole number, at least 0 (default {default}), not {shown}"
+    for value in ("half", "-0.5", "nan", "inf"):
+        with pytest.raises(reports.TracedbError,
+                           match=rf"report mine: --share is a number, at least 0 \(default none\), not '{value}'"):
+            reports.bind(mine, {"share": value})
     path.write_text(path.read_text().replace("NULL integer", "NULL integer number"))
     with pytest.raises(reports.TracedbError, match="line 4: a parameter is one of integer or number, not both"):
         reports.parse(path)

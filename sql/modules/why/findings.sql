@@ -129,6 +129,8 @@ FROM a FULL JOIN b USING (frame);
 --   hint         what usually causes a finding of this kind (why_hints)
 --   next         the tracedb command that shows the evidence
 --   part         the key of the part (kind|what), stable across runs, for joining
+--   answer       on the first row only: the answer in one sentence (how much slower, and the first
+--                finding with its time at stake)
 CREATE OR REPLACE MACRO why_findings(trace_a, trace_b, want_phase, min_gap_us, shown) AS TABLE
 WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), wall AS MATERIALIZED (
     SELECT * FROM compare_wall(trace_a, trace_b, want_phase)
@@ -297,38 +299,54 @@ WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), wal
     WHERE trace_b IS NOT NULL OR p.kind NOT IN ('slower kernels', 'more kernels or calls', 'collective transfer', 'less overlap')
 ), host_step AS (
     SELECT * FROM host_frames(trace_a, trace_b, want_phase)
+), chosen AS (
+    -- the parts listed: the largest either way (where the slower side is faster too), so that what
+    -- no finding explains is small
+    SELECT * FROM staked WHERE stake <> 0
+    QUALIFY row_number() OVER (ORDER BY abs(stake) DESC, kind, what) <= coalesce(shown, 12)
 ), ranked AS (
-    SELECT *, row_number() OVER (ORDER BY stake DESC, kind, what) AS rank FROM staked WHERE stake > 0
+    -- the slower side's losses first, largest first; then where it is faster, largest first
+    SELECT *, row_number() OVER (ORDER BY stake < 0, abs(stake) DESC, kind, what) AS rank FROM chosen
 ), listed AS (
-    SELECT * FROM ranked WHERE rank <= coalesce(shown, 12)
+    -- subj: the side a finding's sentence is about: the slower side where it loses time, the other
+    -- side where the slower one is faster (its idle, its slower kernels)
+    SELECT *, CASE WHEN stake >= 0 THEN slow WHEN slow = 'A' THEN 'B' ELSE 'A' END AS subj FROM ranked
 ), names AS (
     SELECT (SELECT name FROM sides WHERE side = 'A') AS a_name, (SELECT name FROM sides WHERE side = 'B') AS b_name,
            (SELECT steps FROM steps WHERE side = 'A') AS a_steps, (SELECT steps FROM steps WHERE side = 'B') AS b_steps
 ), sentences AS (
     SELECT l.*, n.*, h.a_step_ns AS a_frame_ns, h.b_step_ns AS b_frame_ns,
-           CASE l.slow WHEN 'A' THEN n.a_name ELSE n.b_name END AS s_name,
-           CASE l.slow WHEN 'A' THEN n.b_name ELSE n.a_name END AS f_name,
-           CASE l.slow WHEN 'A' THEN l.a_ns ELSE l.b_ns END AS s_ns,
-           CASE l.slow WHEN 'A' THEN l.b_ns ELSE l.a_ns END AS f_ns,
-           CASE l.slow WHEN 'A' THEN n.a_steps ELSE n.b_steps END AS s_steps,
-           CASE l.slow WHEN 'A' THEN l.a_where ELSE l.b_where END AS s_where,
-           CASE l.slow WHEN 'A' THEN l.a_self ELSE l.b_self END AS s_self,
-           CASE l.slow WHEN 'A' THEN l.a_callees ELSE l.b_callees END AS s_callees,
-           CASE l.slow WHEN 'A' THEN h.a_step_ns ELSE h.b_step_ns END AS s_frame_ns,
-           CASE l.slow WHEN 'A' THEN h.b_step_ns ELSE h.a_step_ns END AS f_frame_ns,
-           CASE l.slow WHEN 'A' THEN l.a_calls ELSE l.b_calls END AS s_calls,
-           CASE l.slow WHEN 'A' THEN l.b_calls ELSE l.a_calls END AS f_calls,
-           CASE l.slow WHEN 'A' THEN l.a_per ELSE l.b_per END AS s_per,
-           CASE l.slow WHEN 'A' THEN l.b_per ELSE l.a_per END AS f_per,
-           CASE l.slow WHEN 'A' THEN l.a_n ELSE l.b_n END AS s_n,
-           CASE l.slow WHEN 'A' THEN l.b_n ELSE l.a_n END AS f_n,
-           CASE l.slow WHEN 'A' THEN l.a_detail ELSE l.b_detail END AS s_detail,
-           CASE WHEN trace_b IS NULL THEN 'its ideal' ELSE CASE l.slow WHEN 'A' THEN n.b_name ELSE n.a_name END END AS other,
+           CASE l.slow WHEN 'A' THEN n.a_name ELSE n.b_name END AS slow_name,
+           CASE l.slow WHEN 'A' THEN n.a_steps ELSE n.b_steps END AS slow_steps,
+           CASE l.subj WHEN 'A' THEN n.a_name ELSE n.b_name END AS s_name,
+           CASE l.subj WHEN 'A' THEN n.b_name ELSE n.a_name END AS f_name,
+           CASE l.subj WHEN 'A' THEN l.a_ns ELSE l.b_ns END AS s_ns,
+           CASE l.subj WHEN 'A' THEN l.b_ns ELSE l.a_ns END AS f_ns,
+           CASE l.subj WHEN 'A' THEN n.a_steps ELSE n.b_steps END AS s_steps,
+           CASE l.subj WHEN 'A' THEN l.a_where ELSE l.b_where END AS s_where,
+           CASE l.subj WHEN 'A' THEN l.a_self ELSE l.b_self END AS s_self,
+           CASE l.subj WHEN 'A' THEN l.a_callees ELSE l.b_callees END AS s_callees,
+           CASE l.subj WHEN 'A' THEN h.a_step_ns ELSE h.b_step_ns END AS s_frame_ns,
+           CASE l.subj WHEN 'A' THEN h.b_step_ns ELSE h.a_step_ns END AS f_frame_ns,
+           CASE l.subj WHEN 'A' THEN l.a_calls ELSE l.b_calls END AS s_calls,
+           CASE l.subj WHEN 'A' THEN l.b_calls ELSE l.a_calls END AS f_calls,
+           CASE l.subj WHEN 'A' THEN l.a_per ELSE l.b_per END AS s_per,
+           CASE l.subj WHEN 'A' THEN l.b_per ELSE l.a_per END AS f_per,
+           CASE l.subj WHEN 'A' THEN l.a_n ELSE l.b_n END AS s_n,
+           CASE l.subj WHEN 'A' THEN l.b_n ELSE l.a_n END AS f_n,
+           CASE l.subj WHEN 'A' THEN l.a_detail ELSE l.b_detail END AS s_detail,
+           CASE WHEN trace_b IS NULL THEN 'its ideal' ELSE CASE l.subj WHEN 'A' THEN n.b_name ELSE n.a_name END END AS other,
            min(CASE WHEN l.kind = 'host-bound idle' THEN l.rank END) OVER () AS host_rank
     FROM listed l CROSS JOIN names n
     LEFT JOIN host_step h ON l.kind = 'host-bound idle' AND h.frame = l.what
 ), written AS (
-    SELECT rank, kind, stake, slow, s_name, a_ns, b_ns, a_detail, b_detail, what, s_steps,
+    SELECT rank, CASE WHEN stake >= 0 THEN kind
+                      WHEN kind = 'slower kernels' THEN 'faster kernels'
+                      WHEN kind = 'more kernels or calls' THEN 'fewer kernels or calls'
+                      WHEN kind = 'collective transfer' THEN 'faster collective transfer'
+                      WHEN kind = 'less overlap' THEN 'more overlap'
+                      ELSE 'less ' || kind END AS shown_kind,
+           kind, stake, slow, s_name, slow_name, slow_steps, a_ns, b_ns, a_detail, b_detail, what, s_steps,
            CASE WHEN kind = 'host-bound idle' THEN coalesce(s_where, what)
                 WHEN kind IN ('synchronisation idle', 'queued idle') THEN nullif(what, '') || coalesce(' (' || s_where || ')', '')
                 WHEN kind IN ('slower kernels', 'more kernels or calls') THEN what || coalesce(' (' || s_where || ')', '')
@@ -336,8 +354,8 @@ WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), wal
                 WHEN kind = 'roofline' THEN what END AS "where",
            CASE kind
                WHEN 'host-bound idle' THEN
-                   s_name || '''s GPU idles ' || _why_time(s_ns) || coalesce(' (' || _why_time(s_ns / s_steps) || ' a step)', '')
-                   || ' in ' || s_n || ' gap(s) while its host runs ' || coalesce(s_where, 'no recorded Python frame')
+                   s_name || '''s GPU idles ' || _why_time(coalesce(s_ns, 0)) || coalesce(' (' || _why_time(s_ns / s_steps) || ' a step)', '')
+                   || ' in ' || coalesce(s_n, 0) || ' gap(s) while its host runs ' || coalesce(s_where, 'no recorded Python frame')
                    || coalesce(' (' || _why_time(s_self) || ' of it the frame''s own time'
                                || coalesce('; then ' || s_callees, '') || ')', '')
                    || '; ' || other || ' idles ' || _why_time(coalesce(f_ns, 0)) || ' there'
@@ -345,18 +363,18 @@ WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), wal
                            || _why_time(s_frame_ns) || ', ' || other || ' ' || _why_time(f_frame_ns)
                            || CASE WHEN coalesce(f_frame_ns, 0) = 0 THEN ' (never enters it)' ELSE '' END ELSE '' END
                WHEN 'synchronisation idle' THEN
-                   s_name || '''s GPU idles ' || _why_time(s_ns) || ' in ' || s_n || ' gap(s) while its host waits in '
+                   s_name || '''s GPU idles ' || _why_time(coalesce(s_ns, 0)) || ' in ' || coalesce(s_n, 0) || ' gap(s) while its host waits in '
                    || coalesce(nullif(what, ''), 'a synchronising call') || coalesce(' under ' || s_where, '')
                    || '; ' || other || ' ' || _why_time(coalesce(f_ns, 0))
                WHEN 'queued idle' THEN
-                   s_name || '''s GPU idles ' || _why_time(s_ns) || ' in ' || s_n || ' gap(s) with the next work ('
+                   s_name || '''s GPU idles ' || _why_time(coalesce(s_ns, 0)) || ' in ' || coalesce(s_n, 0) || ' gap(s) with the next work ('
                    || coalesce(nullif(what, ''), 'unknown') || ') already launched: a dependency or launch latency; '
                    || other || ' ' || _why_time(coalesce(f_ns, 0))
                WHEN 'short gaps' THEN
-                   s_name || '''s GPU idles ' || _why_time(s_ns) || ' in gaps shorter than ' || min_gap_us || ' µs (launch overhead between kernels); '
+                   s_name || '''s GPU idles ' || _why_time(coalesce(s_ns, 0)) || ' in gaps shorter than ' || min_gap_us || ' µs (launch overhead between kernels); '
                    || other || ' ' || _why_time(coalesce(f_ns, 0))
                WHEN 'idle without launches' THEN
-                   s_name || '''s GPU idles ' || _why_time(s_ns) || ' before work whose launch the trace does not record; '
+                   s_name || '''s GPU idles ' || _why_time(coalesce(s_ns, 0)) || ' before work whose launch the trace does not record; '
                    || other || ' ' || _why_time(coalesce(f_ns, 0))
                WHEN 'slower kernels' THEN
                    what || coalesce(' (' || s_where || ')', '') || ' takes ' || _why_time(s_per) || ' a call on ' || s_name || ' against ' || _why_time(f_per)
@@ -366,23 +384,24 @@ WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), wal
                    || ' against ' || coalesce(f_calls::BIGINT, 0) || ' calls in ' || coalesce(f_n::BIGINT, 0) || ' kernels on ' || other
                    || CASE WHEN coalesce(f_calls, 0) = 0 THEN ' (only on ' || s_name || ')' ELSE '' END
                WHEN 'collective waiting' THEN
-                   what || coalesce(' (' || s_where || ')', '') || ' waits ' || _why_time(s_ns) || ' on ' || s_name || ' against ' || _why_time(coalesce(f_ns, 0))
+                   what || coalesce(' (' || s_where || ')', '') || ' waits ' || _why_time(coalesce(s_ns, 0)) || ' on ' || s_name || ' against ' || _why_time(coalesce(f_ns, 0))
                    || ' on ' || other || ': time above the median call, waiting for a slower rank'
                    || CASE WHEN s_n > 0 THEN '; ' || s_detail ELSE '' END
                    || CASE WHEN host_rank IS NOT NULL AND host_rank < rank AND s_n > 0
                            THEN '; the long calls follow the host stall of finding ' || host_rank ELSE '' END
                WHEN 'collective transfer' THEN
                    what || coalesce(' (' || s_where || ')', '') || ' transfers for ' || _why_time(s_per) || ' a call (median) on ' || s_name || ' against '
-                   || _why_time(f_per) || ' on ' || other || ', ' || _why_time(s_ns) || ' against ' || _why_time(coalesce(f_ns, 0)) || ' in all'
+                   || _why_time(f_per) || ' on ' || other || ', ' || _why_time(coalesce(s_ns, 0)) || ' against ' || _why_time(coalesce(f_ns, 0)) || ' in all'
                WHEN 'less overlap' THEN
-                   s_name || ' hides ' || _why_time(-s_ns) || ' of kernel time under other kernels against '
+                   s_name || ' hides ' || _why_time(-coalesce(s_ns, 0)) || ' of kernel time under other kernels against '
                    || _why_time(-coalesce(f_ns, 0)) || ' on ' || other
                WHEN 'exposed memcpy' THEN
-                   s_name || ' spends ' || _why_time(s_ns) || ' in copies nothing hides against ' || _why_time(coalesce(f_ns, 0)) || ' on ' || other
+                   s_name || ' spends ' || _why_time(coalesce(s_ns, 0)) || ' in copies nothing hides against ' || _why_time(coalesce(f_ns, 0)) || ' on ' || other
                WHEN 'roofline' THEN
-                   what || ' runs ' || _why_time(s_ns) || ' on ' || s_name || ' where its device''s peak allows '
+                   what || ' runs ' || _why_time(coalesce(s_ns, 0)) || ' on ' || s_name || ' where its device''s peak allows '
                    || _why_time(f_ns) || ': ' || s_detail
-           END AS finding,
+           END || CASE WHEN stake < 0 THEN ': ' || slow_name || ' is ' || _why_time(-stake) || ' faster here' ELSE '' END
+           AS finding,
            CASE WHEN kind = 'host-bound idle' THEN
                     'tracedb report host-frames --trace ' || _shell_word(a_name) || coalesce(' --vs ' || _shell_word(b_name), '')
                WHEN kind IN ('synchronisation idle', 'queued idle', 'short gaps', 'idle without launches') THEN
@@ -399,29 +418,47 @@ WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), wal
                    THEN ' --phase ' || want_phase ELSE '' END AS next
     FROM sentences
 ), remainder AS (
-    SELECT s.slow, n.a_name, n.b_name, CASE s.slow WHEN 'A' THEN n.a_steps ELSE n.b_steps END AS s_steps,
+    SELECT s.slow, s.a_span, s.b_span, n.a_name, n.b_name, CASE s.slow WHEN 'A' THEN n.a_steps ELSE n.b_steps END AS s_steps,
            CASE s.slow WHEN 'A' THEN n.a_name ELSE n.b_name END AS s_name,
            CASE WHEN trace_b IS NULL THEN s.a_span ELSE abs(s.a_span - s.b_span) END
                - coalesce((SELECT sum(stake) FROM listed), 0) AS stake,
-           coalesce((SELECT sum(stake) FROM staked WHERE stake < 0), 0) AS offsets,
-           coalesce((SELECT sum(stake) FROM ranked WHERE rank > coalesce(shown, 12)), 0) AS unlisted
+           coalesce((SELECT sum(stake) FROM staked WHERE stake < 0 AND (kind, what) NOT IN (SELECT (kind, what) FROM listed)), 0) AS offsets,
+           coalesce((SELECT sum(stake) FROM staked WHERE stake > 0 AND (kind, what) NOT IN (SELECT (kind, what) FROM listed)), 0) AS unlisted,
+           (SELECT count(*) FROM staked WHERE stake <> 0) - (SELECT count(*) FROM listed) AS more_parts
     FROM spans s CROSS JOIN names n
 )
-SELECT w.rank, w.kind, w.finding, w.stake::BIGINT AS at_stake_ns, (w.stake / w.s_steps)::BIGINT AS per_step_ns,
-       w."where", w.s_name AS slower, w.a_ns::BIGINT AS a_ns, w.b_ns::BIGINT AS b_ns, w.a_detail, w.b_detail,
-       h.hint, w.next, w.kind || '|' || w.what AS part
+SELECT w.rank, w.shown_kind AS kind, w.finding, w.stake::BIGINT AS at_stake_ns, (w.stake / w.slow_steps)::BIGINT AS per_step_ns,
+       w."where", w.slow_name AS slower, w.a_ns::BIGINT AS a_ns, w.b_ns::BIGINT AS b_ns, w.a_detail, w.b_detail,
+       CASE WHEN w.stake >= 0 THEN h.hint END AS hint, w.next, w.kind || '|' || w.what AS part,
+       CASE WHEN w.rank = 1 THEN
+           CASE WHEN trace_b IS NULL THEN w.slow_name || '''s span is ' || _why_time(sp.a_span)
+                ELSE w.slow_name || ' is ' || _why_time(abs(sp.a_span - sp.b_span)) || ' slower than '
+                     || CASE w.slow WHEN 'A' THEN n.b_name ELSE n.a_name END || ' ('
+                     || printf('%.1f', 100 * abs(sp.a_span - sp.b_span) / nullif(least(sp.a_span, sp.b_span), 0)) || ' %)' END
+           || CASE WHEN w.stake > 0 THEN '; first fix: ' || w.shown_kind || coalesce(' in ' || w."where", '') || ', '
+                                         || _why_time(w.stake) || CASE WHEN trace_b IS NULL THEN ' above its ideal' ELSE ' at stake' END
+                   ELSE '; no single part explains it' END END AS answer
 FROM written w
+CROSS JOIN spans sp CROSS JOIN names n
 LEFT JOIN (SELECT kind, first(hint ORDER BY rank) AS hint FROM _why_hints_ordered GROUP BY kind) h USING (kind)
 UNION ALL
 SELECT (SELECT count(*) FROM listed) + 1, 'remainder',
        CASE WHEN trace_b IS NULL
             THEN 'The rest of ' || r.s_name || '''s span: kernel time at the roofline, operations the roofline does not model, and kernels at once'
             ELSE 'What no finding above explains: ' || _why_time(r.unlisted) || ' in smaller parts where '
-                 || r.s_name || ' is slower, less ' || _why_time(-r.offsets) || ' where it is faster' END,
+                 || r.s_name || ' is slower, less ' || _why_time(-r.offsets) || ' where it is faster'
+                 || ' (' || printf('%.1f', 100 * abs(r.stake) / nullif(abs(r.a_span - r.b_span), 0)) || ' % of the gap)' END
+       || CASE WHEN r.more_parts > 0 THEN '; ' || r.more_parts || ' more part(s): --limit all' ELSE '' END,
        r.stake::BIGINT, (r.stake / r.s_steps)::BIGINT, NULL, r.s_name, NULL, NULL, NULL, NULL,
        (SELECT first(hint ORDER BY rank) FROM _why_hints_ordered WHERE kind = 'remainder'),
-       'tracedb report compare --trace ' || _shell_word(r.a_name) || coalesce(' --vs ' || _shell_word(r.b_name), '')
+       CASE WHEN trace_b IS NULL THEN 'tracedb report timeline --trace ' || _shell_word(r.a_name)
+            ELSE 'tracedb report compare --trace ' || _shell_word(r.a_name) || ' --vs ' || _shell_word(r.b_name) END
            || CASE WHEN want_phase IS NOT NULL THEN ' --phase ' || want_phase ELSE '' END,
-       'remainder|'
+       'remainder|',
+       CASE WHEN (SELECT count(*) FROM listed) = 0 THEN
+           r.s_name || CASE WHEN trace_b IS NULL THEN '''s span is ' || _why_time(r.a_span)
+                            ELSE ' is ' || _why_time(abs(r.a_span - r.b_span)) || ' slower' END
+           || '; no single part explains it' END
 FROM remainder r
-WHERE (SELECT count(*) FROM sides) > 0;
+WHERE (SELECT count(*) FROM sides) > 0
+ORDER BY 1;
