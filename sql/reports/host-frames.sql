@@ -1,7 +1,8 @@
 -- Report: host-frames
 -- Where each host spends its steps: time per step in each Python frame of two traces side by side,
--- frames matched by file and function (a line number may differ between versions), also those one
--- side never enters. A frame's time counts its callees. Largest difference first: the frame where
+-- frames matched by file and function, two functions of one name in one file told apart by their
+-- order in it ('llama.py: forward #1', '#2': the line where each starts orders them; the line itself
+-- differs between two builds of a library), also those one side never enters. A frame's time counts its callees. Largest difference first: the frame where
 -- one host spends the time the other does not is the one to read.
 -- Alone: the trace's own host time per frame and step
 -- Example: tracedb report host-frames --trace h100_bert-small --vs mi300_bert-small
@@ -11,7 +12,7 @@
 --   phase = NULL   only the steps of this phase: prefill, decode, mixed or none (NULL: every step)
 --   limit = 40     frames shown, largest difference first
 -- Columns:
---   frame        text             file and function
+--   frame        text             file: function (#N: the Nth of that name in the file)
 --   a_step_ns    duration         A's time in the frame per step (callees included)
 --   b_step_ns    duration         B's time per step
 --   gap_step_ns  duration         a_step_ns - b_step_ns

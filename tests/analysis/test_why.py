@@ -145,6 +145,31 @@ def test_host_frames_show_a_frame_one_side_never_enters(built):
     assert rows["app.py: step"]["a_step_ns"] == rows["app.py: step"]["b_step_ns"] == 19_000 * US
 
 
+def test_two_functions_of_one_name_in_one_file_stay_apart(tmp_path):
+    """LlamaForCausalLM.forward (line 100) calls LlamaModel.forward (line 300) of the same file: two
+    frames, each with its own time, in host-frames, gaps and why alike; matched across traces by
+    their order in the file (#1, #2), not by the line, which two builds number differently."""
+    b = Built()
+    b.x("user_annotation", "ProfilerStep#1", 0, 2_000)
+    b.events.append(frame_event("model/llama.py(100): forward", 1, 1_900, python_id=1, parent=None))
+    b.events.append(frame_event("model/llama.py(300): forward", 50, 1_000, python_id=2, parent=1))
+    b.on(GEMM, 10, 20, 10, stream(7))
+    b.on(GEMM, 1_040, 1_045, 10, stream(7))  # launched at the end of the inner forward: 1,015 µs idle
+    db = tmp_path / "frames.duckdb"
+    run_cli("load", b.write(tmp_path / "one.json"), db=db, check=True)
+    rows = {r["frame"]: r for r in json.loads(run_cli("report", "host-frames", "--trace", "one", "--format", "json",
+                                                      db=db, check=True).stdout)}
+    assert rows["model/llama.py: forward #1"]["a_step_ns"] == 1_900 * US  # in the order of the file
+    assert rows["model/llama.py: forward #2"]["a_step_ns"] == 1_000 * US
+    assert rows["model/llama.py: forward #2"]["a_name"] == "model/llama.py(300): forward"
+    gaps = json.loads(run_cli("report", "gaps", "--trace", "one", "-p", "min_gap_us=20", "--format", "json",
+                              db=db, check=True).stdout)
+    frames = {r["frame"] for r in (gaps["main"] if isinstance(gaps, dict) else gaps) if r.get("frame")}
+    assert frames == {"model/llama.py(300): forward"}  # the inner one holds the host's time in the gap
+    findings = _findings(db, "--trace", "one")
+    assert "host-bound idle|model/llama.py: forward #2" in {r["part"] for r in findings}
+
+
 def test_the_sql_macro_gives_the_report_s_rows(built):
     with tracedb.connect(built) as con:
         rows = con.sql("SELECT part, at_stake_ns FROM why_findings('fast', 'slow', NULL, 20, 12) ORDER BY rank").rows
@@ -196,7 +221,7 @@ def test_real_pairs_add_up_and_each_next_command_runs(corpus_db, a, b):
     assert every[-1]["kind"] == "remainder" and every[-1]["at_stake_ns"] == 0 and len(every) > len(rows)
     # what no finding explains is a small share of every difference between the two (a gap can be
     # the small difference of large parts either way: the ViT pair's is 0.69 ms of 7.2 ms)
-    assert abs(remainder["at_stake_ns"]) < 0.05 * sum(abs(r["at_stake_ns"]) for r in every)
+    assert abs(remainder["at_stake_ns"]) < 0.1 * sum(abs(r["at_stake_ns"]) for r in every)
     shown = _findings(db, "--trace", a, "--vs", b)  # the default: the six largest parts either way
     largest = sorted(rows[:-1], key=lambda r: -abs(r["at_stake_ns"]))[:6]
     assert len(shown) == 7 and sorted(r["part"] for r in shown[:-1]) == sorted(r["part"] for r in largest)

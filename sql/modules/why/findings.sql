@@ -42,21 +42,46 @@ CREATE OR REPLACE MACRO _shell_word(name) AS
     CASE WHEN regexp_full_match(name, '[A-Za-z0-9._#+=,/:@%-]+') THEN name
          ELSE '''' || replace(name, '''', '''\''''') || '''' END;
 
--- A Python frame's name without its line number and object addresses (scalar macro), so that
--- frames match across two versions of a file and two runs: 'vllm/model_executor/models/llama.py(374):
--- forward' gives 'vllm/model_executor/models/llama.py: forward', '<built-in method repeat of Tensor
--- object at 0x7cbd8414bd40>' gives '<built-in method repeat of Tensor object>'.
+-- A Python frame's name without its line number and object addresses (scalar macro):
+-- 'vllm/model_executor/models/llama.py(374): forward' gives 'vllm/model_executor/models/llama.py:
+-- forward', '<built-in method repeat of Tensor object at 0x7cbd8414bd40>' gives '<built-in method
+-- repeat of Tensor object>'.
 CREATE OR REPLACE MACRO frame_key(name) AS
     regexp_replace(regexp_replace(name, '\(\d+\): ', ': '), ' at 0x[0-9a-fA-F]+', '', 'g');
 
+-- The frame each Python frame name of the given traces is matched by across two traces (table
+-- macro): its file and function (frame_key), and where one trace records two functions of that
+-- name in one file (LlamaForCausalLM.forward and LlamaModel.forward of llama.py), their order in
+-- the file, by the line where each starts (PyTorch's profiler names a frame by the line of its
+-- call, the function's first): 'llama.py: forward #1', 'llama.py: forward #2'. Not the line itself:
+-- two builds of one library (torch's module.py on the H100 and on the MI300X) number it
+-- differently, and the same frame would not match.
+-- Parameters: ids: a list of trace ids.
+-- Columns:
+--   trace_id  the trace
+--   name      the frame's name as the trace records it (file(line): function)
+--   frame     the key it is matched by
+CREATE OR REPLACE MACRO frame_keys(ids) AS TABLE
+WITH named AS (
+    SELECT DISTINCT trace_id, name, frame_key(name) AS base,
+           TRY_CAST(regexp_extract(name, '\((\d+)\): ', 1) AS BIGINT) AS line
+    FROM python_functions WHERE list_contains(ids, trace_id)
+), ordered AS (
+    SELECT *, dense_rank() OVER (PARTITION BY trace_id, base ORDER BY line) AS nth FROM named
+)
+SELECT trace_id, name,
+       base || CASE WHEN max(nth) OVER (PARTITION BY trace_id, base) > 1 THEN ' #' || nth ELSE '' END AS frame
+FROM ordered;
+
 -- Host time per Python frame of two traces, per step, side by side (table macro): where each
--- host spends its steps, frames matched by file and function (frame_key), also when one side
+-- host spends its steps, frames matched by file and function (frame_keys), also when one side
 -- never enters a frame the other spends its time in. A frame's time counts its callees
 -- (inclusive); a frame that calls itself counts once.
 -- Parameters: trace_a, trace_b: trace names or ids (trace_b NULL: one trace); want_phase: only the
 -- steps of this phase (NULL: every step, or the whole trace when it has no steps).
 -- Columns:
---   frame        the frame, file and function (frame_key)
+--   frame        the frame: file and function, with its order in the file where the trace records
+--                two functions of that name in it (frame_keys)
 --   a_name       the frame as A records it (file(line): function), NULL when A never enters it
 --   b_name       the same in B
 --   a_calls      A's calls of the frame per step
@@ -80,9 +105,10 @@ WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), win
 ), frames AS (
     -- the frames inside the counted windows (anywhere in a trace without steps), each frame once
     -- where it calls itself: a frame inside another of the same key on its thread is left out
-    SELECT c.side, f.trace_id, f.event_id, f.pid, f.tid, f.name, frame_key(f.name) AS frame, f.ts_ns,
+    SELECT c.side, f.trace_id, f.event_id, f.pid, f.tid, f.name, k.frame, f.ts_ns,
            f.ts_ns + f.dur_ns AS end_ns, f.dur_ns
     FROM counted c JOIN python_functions f USING (trace_id)
+    JOIN frame_keys((SELECT list(trace_id) FROM sides)) k ON k.trace_id = f.trace_id AND k.name = f.name
     WHERE f.dur_ns IS NOT NULL
       AND (NOT EXISTS (SELECT 1 FROM windows w WHERE w.side = c.side)
            OR EXISTS (SELECT 1 FROM windows w WHERE w.trace_id = f.trace_id AND w.pid = f.pid AND w.tid = f.tid
@@ -148,17 +174,18 @@ WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), wal
                                UNION ALL SELECT 'B', b_ns FROM wall WHERE part = 'idle' AND trace_b IS NOT NULL)
 ), gaps AS MATERIALIZED (
     -- the gaps of at least min_gap_us in the parts compared (in a phase: inside its steps)
-    SELECT s.side, g.*
+    SELECT s.side, g.*, k.frame AS frame_match
     FROM sides s
     JOIN (SELECT * FROM gpu_idle_gaps(trace_a, 1000 * min_gap_us) WHERE trace_a IS NOT NULL
           UNION ALL
           SELECT * FROM gpu_idle_gaps(trace_b, 1000 * min_gap_us) WHERE trace_b IS NOT NULL) g USING (trace_id)
+    LEFT JOIN frame_keys((SELECT list(trace_id) FROM sides)) k ON k.trace_id = g.trace_id AND k.name = g.frame
     WHERE want_phase IS NULL OR (NOT g.between_steps AND (g.trace_id, g.step) IN (SELECT (trace_id, step) FROM windows))
 ), gap_groups AS (
     SELECT side,
            CASE cause WHEN 'host launched late' THEN 'host-bound idle' WHEN 'synchronisation' THEN 'synchronisation idle'
                       WHEN 'queued and waiting' THEN 'queued idle' ELSE 'idle without launches' END AS kind,
-           CASE cause WHEN 'host launched late' THEN coalesce(frame_key(frame), '(no Python frame)')
+           CASE cause WHEN 'host launched late' THEN coalesce(frame_match, frame_key(frame), '(no Python frame)')
                       WHEN 'synchronisation' THEN coalesce(sync_call, '')
                       WHEN 'queued and waiting' THEN coalesce(after_op, '') ELSE '' END AS what,
            sum(idle_ns) AS ns, count(*) AS n, max(idle_ns) AS longest_ns,
