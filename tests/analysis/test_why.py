@@ -170,6 +170,31 @@ def test_two_functions_of_one_name_in_one_file_stay_apart(tmp_path):
     assert "host-bound idle|model/llama.py: forward #2" in {r["part"] for r in findings}
 
 
+def _serving(path, loop_calls: int) -> Path:
+    """One step of a server: the host in serve.py(10): schedule between two GEMMs; with loop_calls,
+    the scheduler first calls dict.__getitem__ that many times, 20 µs apart, while the GPU idles."""
+    b = Built()
+    b.x("user_annotation", "ProfilerStep#1", 0, 10_000)
+    b.events.append(frame_event("serve.py(10): schedule", 100, 9_000, python_id=1, parent=None))
+    for i in range(loop_calls):
+        b.events.append(frame_event("<built-in method __getitem__ of dict object at 0x7f00>", 130 + 20 * i, 2,
+                                    python_id=10 + i, parent=1))
+    b.on(GEMM, 110, 120, 10, stream(7))
+    end = 130 + 20 * loop_calls
+    b.on(GEMM, end, end + 5, 10, stream(7))
+    return b.write(path)
+
+
+def test_a_host_loop_shows_as_calls_a_step_and_their_spacing(tmp_path):
+    db = tmp_path / "loop.duckdb"
+    run_cli("load", _serving(tmp_path / "quick.json", 0), _serving(tmp_path / "looping.json", 200), "--jobs", "1",
+            db=db, check=True)
+    first = _findings(db, "--trace", "quick", "--vs", "looping")[0]
+    assert first["kind"] == "host-bound idle" and first["where"] == "serve.py(10): schedule"
+    assert ("in it, 200 calls a step to <built-in method __getitem__ of dict object>, one every 20 µs (quick: none)"
+            in first["finding"])
+
+
 def test_the_sql_macro_gives_the_report_s_rows(built):
     with tracedb.connect(built) as con:
         rows = con.sql("SELECT part, at_stake_ns FROM why_findings('fast', 'slow', NULL, 20, 12) ORDER BY rank").rows

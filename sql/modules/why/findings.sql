@@ -341,8 +341,25 @@ WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), wal
 ), names AS (
     SELECT (SELECT name FROM sides WHERE side = 'A') AS a_name, (SELECT name FROM sides WHERE side = 'B') AS b_name,
            (SELECT steps FROM steps WHERE side = 'A') AS a_steps, (SELECT steps FROM steps WHERE side = 'B') AS b_steps
+), loop_calls AS (
+    -- the calls a listed host-bound frame makes (its direct Python callees, C functions included)
+    -- on each side, with the time since the frame's previous call of the same callee: a Python loop
+    -- shows as many calls of one callee a short time apart
+    SELECT s.side, k.frame AS what, frame_key(c.name) AS callee,
+           c.ts_ns - lag(c.ts_ns) OVER (PARTITION BY c.trace_id, c.python_parent_id, frame_key(c.name)
+                                        ORDER BY c.ts_ns, c.event_id) AS spacing_ns
+    FROM sides s
+    JOIN frame_keys((SELECT list(trace_id) FROM sides)) k ON k.trace_id = s.trace_id
+    JOIN python_functions f ON f.trace_id = k.trace_id AND f.name = k.name
+    JOIN python_functions c ON c.trace_id = f.trace_id AND c.python_parent_id = f.python_id
+    WHERE k.frame IN (SELECT what FROM listed WHERE kind = 'host-bound idle')
+), loops AS (
+    SELECT side, what, callee, count(*) AS calls, median(spacing_ns) AS spacing_ns FROM loop_calls GROUP BY ALL
 ), sentences AS (
     SELECT l.*, n.*, h.a_step_ns AS a_frame_ns, h.b_step_ns AS b_frame_ns,
+           lp.callee AS loop_callee, lp.calls / coalesce(CASE l.subj WHEN 'A' THEN n.a_steps ELSE n.b_steps END, 1)
+               AS loop_calls, lp.spacing_ns AS loop_spacing,
+           coalesce(lo.calls, 0) / coalesce(CASE l.subj WHEN 'A' THEN n.b_steps ELSE n.a_steps END, 1) AS loop_other,
            CASE l.slow WHEN 'A' THEN n.a_name ELSE n.b_name END AS slow_name,
            CASE l.slow WHEN 'A' THEN n.a_steps ELSE n.b_steps END AS slow_steps,
            CASE l.subj WHEN 'A' THEN n.a_name ELSE n.b_name END AS s_name,
@@ -366,6 +383,10 @@ WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), wal
            min(CASE WHEN l.kind = 'host-bound idle' THEN l.rank END) OVER () AS host_rank
     FROM listed l CROSS JOIN names n
     LEFT JOIN host_step h ON l.kind = 'host-bound idle' AND h.frame = l.what
+    -- the callee the frame calls most on the side the sentence is about, and the other side's calls of it
+    LEFT JOIN (SELECT * FROM loops QUALIFY row_number() OVER (PARTITION BY side, what ORDER BY calls DESC, callee) = 1) lp
+           ON l.kind = 'host-bound idle' AND lp.what = l.what AND lp.side = l.subj
+    LEFT JOIN loops lo ON lo.what = l.what AND lo.callee = lp.callee AND lo.side <> l.subj
 ), written AS (
     SELECT rank, CASE WHEN stake >= 0 THEN kind
                       WHEN kind = 'slower kernels' THEN 'faster kernels'
@@ -385,6 +406,10 @@ WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), wal
                    || ' in ' || coalesce(s_n, 0) || ' gap(s) while its host runs ' || coalesce(s_where, 'no recorded Python frame')
                    || coalesce(' (' || _why_time(s_self) || ' of it the frame''s own time'
                                || coalesce('; then ' || s_callees, '') || ')', '')
+                   || CASE WHEN loop_calls >= 2 THEN '; in it, ' || format('{:,}', round(loop_calls)::BIGINT) || ' calls a step to '
+                           || loop_callee || coalesce(', one every ' || _why_time(loop_spacing), '') || ' (' || other || ': '
+                           || CASE WHEN loop_other > 0 THEN format('{:,}', round(loop_other)::BIGINT) ELSE 'none' END || ')'
+                           ELSE '' END
                    || '; ' || other || ' idles ' || _why_time(coalesce(f_ns, 0)) || ' there'
                    || CASE WHEN s_frame_ns IS NOT NULL THEN '. Host time in this frame per step: ' || s_name || ' '
                            || _why_time(s_frame_ns) || ', ' || other || ' ' || _why_time(f_frame_ns)
