@@ -64,11 +64,11 @@ def _slow(path) -> Path:
 
 PLANTED = {  # kind, what -> at stake, µs
     ("host-bound idle", "model/llama.py: forward"): 5_060,
-    ("collective waiting", "All-Reduce"): 2_000,
+    ("collective waiting", "All-Reduce · NCCL/RCCL"): 2_000,
     ("synchronisation idle", "cudaStreamSynchronize"): 310,
     ("more kernels or calls", "RMSNorm"): 50,
     ("exposed memcpy", ""): 50,
-    ("collective transfer", "All-Reduce"): 40,
+    ("collective transfer", "All-Reduce · NCCL/RCCL"): 40,
 }
 
 
@@ -193,6 +193,43 @@ def test_a_host_loop_shows_as_calls_a_step_and_their_spacing(tmp_path):
     assert first["kind"] == "host-bound idle" and first["where"] == "serve.py(10): schedule"
     assert ("in it, 200 calls a step to <built-in method __getitem__ of dict object>, one every 20 µs (quick: none)"
             in first["finding"])
+
+
+CUSTOM = "void vllm::cross_device_reduce_1stage<__nv_bfloat16, 8>(vllm::RankData*, vllm::RankSignals, int)"
+
+
+def _all_reduces(path, library_kernel, library_us, custom_us, flavour="nvidia") -> Path:
+    """One step of 10 all-reduces (vllm::all_reduce) run by the collective library's kernel and 40
+    run by vLLM's custom kernel, back to back."""
+    b = Built(flavour)
+    b.x("user_annotation", "ProfilerStep#1", 0, 100_000)
+    t = 100
+    for n in range(50):
+        name, dur = (library_kernel, library_us) if n < 10 else (CUSTOM, custom_us)
+        b.x("cpu_op", "vllm::all_reduce", t - 5, 4, **{"External id": 500 + n})
+        b.on(name, t - 4, t, dur, stream(7), ext=500 + n)
+        t += dur
+    return b.write(path)
+
+
+def test_one_collective_run_by_two_kernels_is_two_findings(tmp_path):
+    """The same all-reduce, run by NCCL (or RCCL) for large messages and by a custom kernel for small
+    ones: each kernel's time is a finding of its own, named for that kernel, with its own per-call
+    times, rather than one finding naming whichever kernel is most frequent."""
+    db = tmp_path / "ar.duckdb"
+    a = _all_reduces(tmp_path / "nccl.json", "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+                     102, 4)
+    b = _all_reduces(tmp_path / "rccl.json", "ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)", 263, 7,
+                     flavour="amd")
+    run_cli("load", a, b, "--jobs", "1", db=db, check=True)
+    rows = {r["part"]: r for r in _findings(db, "--trace", "nccl", "--vs", "rccl", "--limit", "all")}
+    library, custom = rows["collective transfer|All-Reduce · NCCL/RCCL"], \
+        rows["collective transfer|All-Reduce · vllm::cross_device_reduce_1stage"]
+    assert (library["a_ns"], library["b_ns"], custom["a_ns"], custom["b_ns"]) == (
+        10 * 102 * US, 10 * 263 * US, 40 * 4 * US, 40 * 7 * US)
+    assert library["at_stake_ns"] == 10 * (263 - 102) * US and custom["at_stake_ns"] == 40 * (7 - 4) * US
+    assert "263 µs a call (median) on rccl against 102 µs on nccl" in library["finding"]
+    assert "ncclDevKernel_Generic" in library["where"] and "cross_device_reduce_1stage" in custom["where"]
 
 
 def test_the_sql_macro_gives_the_report_s_rows(built):

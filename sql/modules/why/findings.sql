@@ -36,6 +36,19 @@ CREATE OR REPLACE MACRO _why_waiting(calls, c) AS
             || ' of them the first or second collective of their step)' ELSE '' END
     || ', sized by ' || c.sized_by;
 
+-- The part a collective kernel's time is counted in (scalar macro): its collective, what runs it,
+-- and over a whole trace its phase, so that a finding carries one kernel's per-call time: NCCL's and
+-- RCCL's kernels (named nccl..., RCCL keeping NCCL's names) are one library on either vendor, any
+-- other (a framework's custom all-reduce) is told by its function's name, which both vendors'
+-- builds of the framework share: 'All-Reduce · NCCL/RCCL · prefill', 'All-Reduce ·
+-- vllm::cross_device_reduce_1stage · decode'.
+-- Parameters: op: the collective (align_op); name: the kernel's name; phase: its phase; whole:
+-- true when the findings are the whole trace's (the phase is then part of the key).
+CREATE OR REPLACE MACRO _why_comm_part(op, name, phase, whole) AS
+    op || ' · ' || CASE WHEN regexp_matches(name, '^\s*(nccl|rccl)', 'i') THEN 'NCCL/RCCL'
+                        ELSE coalesce(nullif(regexp_extract(name, '([A-Za-z_][A-Za-z0-9_:]*)\s*[<(]', 1), ''), name) END
+       || CASE WHEN whole AND phase IS NOT NULL AND phase <> 'none' THEN ' · ' || phase ELSE '' END;
+
 -- A trace name as one word of a shell command (scalar macro): quoted when it holds anything but
 -- letters, digits and . _ - # + = , / : @ %.
 CREATE OR REPLACE MACRO _shell_word(name) AS
@@ -199,8 +212,11 @@ WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), wal
            i.idle_ns - coalesce((SELECT sum(ns) FROM gap_groups g WHERE g.side = i.side), 0) AS ns
     FROM idle i
 ), ops AS (
-    -- each operation's kernel time (memsets as Memset), calls and kernels, as compare_wall counts it
-    SELECT s.side, align_op(d.op, d.pattern) AS op, sum(d.dur_ns) AS ns, count(*) AS kernels,
+    -- each operation's kernel time (memsets as Memset), calls and kernels, as compare_wall counts it;
+    -- a collective's by the kernel that runs it and its phase (_why_comm_part)
+    SELECT s.side, CASE WHEN d.class = 'comm' THEN _why_comm_part(align_op(d.op, d.pattern), d.name, d.phase, want_phase IS NULL)
+                        ELSE align_op(d.op, d.pattern) END AS op,
+           sum(d.dur_ns) AS ns, count(*) AS kernels,
            count(DISTINCT coalesce(f.call_id, -d.event_id)) AS calls, bool_or(d.class = 'comm') AS comm,
            mode(d.cpu_op ORDER BY d.cpu_op) AS cpu_op, mode(d.name ORDER BY d.name) AS kernel
     FROM sides s JOIN device_activity d USING (trace_id)
@@ -209,7 +225,8 @@ WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), wal
       AND (want_phase IS NULL OR (d.trace_id, d.step) IN (SELECT (trace_id, step) FROM windows))
     GROUP BY ALL
 ), comm_calls AS MATERIALIZED (
-    SELECT s.side, align_op(f.op, f.pattern) AS op, c.*,
+    SELECT s.side, _why_comm_part(align_op(f.op, f.pattern), c.name, c.phase, want_phase IS NULL) AS op,
+           c.* EXCLUDE (op),
            row_number() OVER (PARTITION BY c.trace_id, c.step ORDER BY c.ts_ns, c.kernel_id) AS in_step
     FROM sides s JOIN collective_calls c USING (trace_id)
     JOIN kernel_facts f ON f.trace_id = c.trace_id AND f.kernel_id = c.kernel_id
