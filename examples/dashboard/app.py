@@ -12,7 +12,9 @@ the terminal table picks for each column (Result.in_units).
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -48,15 +50,42 @@ def table(result: tracedb.Result) -> pd.DataFrame:
     config = {}
     for name in frame.columns:
         if shown.formats.get(name) == "ratio":
-            config[name] = st.column_config.NumberColumn(format="%.2fx")
+            fmt = "%.2fx"
         elif name.endswith(" %") or shown.formats.get(name) == "percent":
-            config[name] = st.column_config.NumberColumn(format="%.1f")
+            fmt = "%.1f"
         elif name.endswith(UNITS) or pd.api.types.is_float_dtype(frame[name]):
-            config[name] = st.column_config.NumberColumn(format="%.2f")  # GMAC/s, TFLOP/s, ... as the terminal
-        elif frame[name].dtype == object:
-            frame[name] = frame[name].where(frame[name].notna(), "")  # no value: an empty cell, not "None"
+            fmt = "%.2f"  # GMAC/s, TFLOP/s, ... as the terminal
+        else:
+            fmt = None
+        if frame[name].isna().any() and (fmt is not None or not pd.api.types.is_numeric_dtype(frame[name])):
+            # no value: an empty cell, not "None" (Streamlit shows a missing number as None)
+            frame[name] = ["" if pd.isna(v) else (fmt % v if fmt else v) for v in frame[name]]
+        elif fmt is not None:
+            config[name] = st.column_config.NumberColumn(format=fmt)
     st.dataframe(frame, hide_index=True, column_config=config)
     return frame
+
+
+# Markdown's and Streamlit's marks: a kernel or frame name such as __getitem__ or list[int] is
+# text, never bold, a link or an emoji code (:fire:)
+MARKS = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+
+
+def plain(text: str) -> str:
+    """text for st.markdown, shown as it is."""
+    return MARKS.sub(r"\\\1", text)
+
+
+def figure(markup: str) -> None:
+    """A figure of tracedb's (its SVG, every text in it escaped) in a frame of its own: st.html
+    removes SVG. st.iframe sizes the frame to its content; older Streamlit: components.html."""
+    if hasattr(st, "iframe"):
+        st.iframe(markup, height="content")
+        return
+    import streamlit.components.v1 as components
+
+    heights = [int(h) for h in re.findall(r'<svg[^>]*\bheight="(\d+)"', markup)]
+    components.html(markup, height=sum(heights) + 60 * max(1, len(heights)), scrolling=True)
 
 
 def side_by_side(result: tracedb.Result, label: str, a: str, b: str, names: tuple[str, str],
@@ -146,12 +175,18 @@ def why_list(result: tracedb.Result) -> None:
     """The why findings as a numbered list: time at stake, the sentence whole, the next command."""
     for row in result.records():
         stake = row["at_stake_ns"] / 1e6
-        st.markdown(f"**{row['rank']}. {row['kind']}: {stake:,.2f} ms at stake** — {row['finding']}")
+        st.markdown(f"**{row['rank']}. {row['kind']}: {stake:,.2f} ms at stake** — {plain(row['finding'])}")
         st.code(row["next"], language="bash")
 
 
+TABS = ["Traces", "Operations", "Compare", "Timeline", "Fusion", "Layer gaps", "AIE iterations"]
+
+
 def show(db: Path) -> None:
-    tabs = st.tabs(["Traces", "Operations", "Compare", "Timeline", "Fusion", "Layer gaps", "AIE iterations"])
+    # a link opens on a tab of its own: ?tab=Timeline (Streamlit that can choose the open tab)
+    wanted = st.query_params.get("tab")
+    opens = {"default": wanted} if wanted in TABS and "default" in inspect.signature(st.tabs).parameters else {}
+    tabs = st.tabs(TABS, **opens)
     with tracedb.connect(db) as con:
         traces = con.sql("SELECT t.name, t.format, t.platform, t.device_name, t.event_count AS events, "
                          "t.rejected_count AS rejected, t.complete, count(k.kernel_id) AS kernels, "
@@ -200,7 +235,7 @@ def show(db: Path) -> None:
                 steps = sorted({r["step"] for r in con.report("timeline", trace=a).main.records()
                                 if r["step"] is not None})
                 chosen = st.selectbox("Step", ["slowest and typical", *steps], key="strip_step")
-                st.html(con.timeline_strips([a, b], step=None if chosen == "slowest and typical" else chosen))
+                figure(con.timeline_strips([a, b], step=None if chosen == "slowest and typical" else chosen))
             for side, name in (("A", a), ("B", b)):
                 gaps = report(db, "gaps", trace=name, min_gap_us=20)["main"]
                 st.subheader(f"Idle gaps — {side}: {name}")

@@ -19,6 +19,7 @@ import tracedb
 
 from conftest import FIXTURES, KINETO, ROOT, run_cli
 from builders import A_LAYER, B_LAYER, build
+from headless import Page
 
 pytest.importorskip("streamlit", reason="the dashboard extra is not installed: pip install '.[dashboard]'")
 from streamlit.testing.v1 import AppTest  # noqa: E402
@@ -141,10 +142,28 @@ def test_the_timeline_shows_where_each_sides_idle_time_sits(db, monkeypatch):
     assert sum(v[unit] for v in drawn) == pytest.approx(sum(g["idle_ns"] for g in gaps[:15]) / UNITS[unit.split()[-1]],
                                                         rel=1e-6)
     # the strips: A's step above B's, a gap rectangle per idle gap of 20 µs and more in it
-    strip = next(h.proto.body for h in app.get("html") if 'class="strips"' in h.proto.body)
+    # in a frame of their own: st.html would strip the SVG and leave the caption
+    strip = next(f.proto.srcdoc for f in app.get("iframe") if 'class="strips"' in f.proto.srcdoc)
     assert re.findall(r'data-trace="([^"]+)"', strip) == list(PAIR)
+    assert not [h for h in app.get("html") if "<svg" in h.proto.body]
     with tracedb.connect(db) as con:
         assert strip == con.timeline_strips(list(PAIR))
+
+
+def test_names_are_text_and_missing_values_empty(db, monkeypatch):
+    """A finding's sentence is shown as it is (__getitem__ or list[int] never bold nor a link), and a
+    table's missing value is an empty cell, never "None"."""
+    app = run_app(db, monkeypatch)
+    with tracedb.connect(db) as con:
+        findings = con.report("compare", trace=PAIR[0], vs=PAIR[1])["why"].records()
+    shown = [m.value for m in app.markdown if " ms at stake** — " in m.value]
+    assert len(shown) == len(findings) > 0
+    for text, finding in zip(shown, findings):
+        sentence = text.split(" ms at stake** — ", 1)[1]
+        assert re.sub(r"\\(.)", r"\1", sentence) == finding["finding"]  # every mark escaped, nothing else changed
+        assert not re.search(r"(?<!\\)[_*`\[\]]", sentence)
+    frames = [d.value for d in app.dataframe]
+    assert frames and not any(f.isna().any().any() for f in frames)
 
 
 def test_dashboard_compares_the_chosen_pair(db, monkeypatch):
@@ -163,6 +182,15 @@ def test_dashboard_names_a_missing_database(tmp_path, monkeypatch):
 
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
+
+# Asked of the Timeline tab: the idle gaps its strips' frame draws, once the frame has loaded (0
+# until then), and the traces of its strips, A then B
+STRIP_GAPS = """(() => {
+  const f = [...document.querySelectorAll("iframe")].find(f => (f.srcdoc || "").includes('class="strips"'));
+  if (!f || !f.contentDocument || f.contentDocument.readyState !== "complete") return 0;
+  return f.contentDocument.querySelectorAll("svg rect.gap").length; })()"""
+STRIP_TRACES = """[...[...document.querySelectorAll("iframe")].find(f => (f.srcdoc || "").includes('class="strips"'))
+  .contentDocument.querySelectorAll("[data-trace]")].map(e => e.getAttribute("data-trace"))"""
 
 
 @pytest.mark.skipif(not any(shutil.which(b) for b in BROWSERS), reason="no headless Chromium installed")
@@ -193,6 +221,11 @@ def test_dashboard_renders_in_a_headless_browser(db, tmp_path):
             dom = subprocess.run([*common, "--dump-dom", page], capture_output=True, text=True, timeout=120).stdout
             if "stTab" in dom:
                 break
+        # the Timeline tab, opened by its link, as the browser draws it: the SVG rectangles of the
+        # idle gaps in its strips' frame (st.html would have stripped the SVG and left the caption)
+        with Page(f"{page}/?tab=Timeline") as tab:
+            drawn_gaps = tab.wait_for(STRIP_GAPS)
+            drawn_traces = tab.evaluate(STRIP_TRACES)
         png = tmp_path / "dashboard.png"
         for _ in range(5):
             subprocess.run([*common, f"--screenshot={png}", page], capture_output=True, timeout=120)
@@ -205,10 +238,10 @@ def test_dashboard_renders_in_a_headless_browser(db, tmp_path):
         assert f"<p>{tab}</p>" in dom, tab
     assert "h100_bert-small" in dom and "mi300_bert-small" in dom  # the pair chosen in the sidebar
     assert dom.count("stDataFrame") > 0 and "stException" not in dom and "Traceback" not in dom
-    # the Timeline tab's strips (the page holds the open tab's content alone: the strips the tab
-    # draws, checked in test_the_timeline_shows_where_each_sides_idle_time_sits, are opened here)
     with tracedb.connect(db) as con:
         strip = con.timeline_strips(list(PAIR))
+    assert drawn_gaps == strip.count('<rect class="gap"') > 0
+    assert drawn_traces == list(PAIR)
     page = tmp_path / "strips.html"
     page.write_text(f"<!DOCTYPE html><html><body>{strip}</body></html>")
     drawn = subprocess.run([*common, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
@@ -224,6 +257,15 @@ def test_numbers_read_as_a_person_writes_them(db, monkeypatch):
     compare = next(d for d in app.dataframe if "ratio" in d.value.columns and "a_cpu_op" in d.value.columns)
     config = compare.proto.columns  # Streamlit's column configuration, as JSON
     spec = json.loads(config)
-    assert spec["ratio"]["type_config"]["format"] == "%.2fx"
-    unit_columns = [c for c in spec if c.endswith((" µs", " ms", " ns", " s"))]
-    assert unit_columns and all(spec[c]["type_config"]["format"] == "%.2f" for c in unit_columns)
+    frame = compare.value
+
+    def reads(column: str, fmt: str, pattern: str) -> bool:
+        """A column formatted by Streamlit, or, where a value is missing, as text of the same form
+        with the missing value empty."""
+        if column in spec:
+            return spec[column]["type_config"]["format"] == fmt
+        return all(re.fullmatch(pattern, str(v)) for v in frame[column])
+
+    assert reads("ratio", "%.2fx", r"(-?\d+\.\d\dx)?")
+    unit_columns = [c for c in frame.columns if c.endswith((" µs", " ms", " ns", " s"))]
+    assert unit_columns and all(reads(c, "%.2f", r"(-?\d+\.\d\d)?") for c in unit_columns)
