@@ -21,9 +21,10 @@
 --   step = NULL integer  the step the HTML's timeline strips draw (NULL: the slowest and a typical one)
 -- Columns:
 --   rank         id               1 first: the largest time at stake; the remainder last
---   kind         text             host-bound idle, synchronisation idle, queued idle, short gaps, slower kernels, more kernels or calls, collective waiting, collective transfer, less overlap, exposed memcpy, roofline, remainder
+--   kind         text             host-bound idle, synchronisation idle, queued idle, short gaps, slower kernels, more kernels or calls, collective waiting, collective transfer, less overlap, exposed memcpy, roofline, remainder; where the slower side is faster: faster kernels, fewer kernels or calls, faster collective transfer, more overlap, less (any other kind)
 --   at_stake_ns  duration  total  what the slower side gains if this part matched the other side
 --   per_step_ns  duration         the same per step of the slower side
+--   finding      text             what is slower and by how much, both sides' numbers, where in the code
 --   where        text      wide   the code to look at: Python frame, synchronising call, operation and cpu_op, collective kernel
 --   slower       text      wide   the slower trace
 --   a_ns         duration  wide   A's time in this part
@@ -33,9 +34,8 @@
 --   hint         text      wide   what usually causes a finding of this kind (tracedb rules --table why_hints)
 --   part         text      wide   the part's key (kind|what): the same part in another run of the report
 --   next         text      note   the command that shows the evidence
---   finding      text             what is slower and by how much, both sides' numbers, where in the code
 --   answer       text      lead   on the first row: the answer in one sentence, how much slower and the first fix
-SELECT rank, kind, at_stake_ns, per_step_ns, "where", slower, a_ns, b_ns, a_detail, b_detail, hint, part, next, finding,
+SELECT rank, kind, at_stake_ns, per_step_ns, finding, "where", slower, a_ns, b_ns, a_detail, b_detail, hint, part, next,
        answer
 FROM why_findings($trace, $vs, $phase, $min_gap_us, $limit)
 ORDER BY rank;

@@ -346,3 +346,11 @@ def test_a_narrow_screen_lists_fewer_findings_never_none(built):
         return int(found.group(1)) if found else 0
 
     assert more(narrow.stdout) > more(whole.stdout)
+
+
+def test_the_html_page_puts_each_finding_before_its_evidence(built):
+    page = run_cli("report", "why", "--trace", "fast", "--vs", "slow", "--format", "html", db=built, check=True).stdout
+    head = re.search(r"<thead><tr>(.*?)</tr></thead>", page).group(1)
+    columns = re.findall(r"<th>([^<]*)</th>", head)
+    assert columns.index("finding") == 4 < columns.index("a_detail")  # rank, kind, at stake, per step, finding
+    assert "answer" not in columns and "first fix: host-bound idle" in page  # the answer above the table
