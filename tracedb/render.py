@@ -343,8 +343,9 @@ def _table(columns: Sequence[str], rows: Sequence[Sequence[Any]], out, *, title:
     floors = [max(FOLD_MIN if i == fold else IDENTIFIER_MIN if identifier[i] else MIN_CUT, len(headers[i]))
               if cuttable[i] else natural[i] for i in range(len(columns))]
     floors = [min(f, n) for f, n in zip(floors, natural)]
-    kept = [k or i == fold for i, k in enumerate(kept)]  # a folding text (why's finding) is the answer itself
-    widths, dropped = fit_columns(natural, floors, width, keep_all=wide, kept=kept, last=numeric)
+    # left out in this order: texts (the rightmost first), then numbers
+    order = [1 if numeric[i] else 0 for i in range(len(columns))]
+    widths, dropped = fit_columns(natural, floors, width, keep_all=wide, kept=kept, last=order)
     shown = [i for i in range(len(columns)) if i not in dropped]
     if fold in shown:  # the room left goes to the folding column
         room = width - 3 * len(shown) - 1 - sum(widths[i] for i in shown)
@@ -405,31 +406,49 @@ TRACE_COLUMNS = frozenset({"trace", "trace_a", "trace_b", "a_trace", "b_trace"})
 
 def fit_columns(natural: Sequence[int], floors: Sequence[int], width: int,
                 keep_all: bool = False, kept: Sequence[bool] = (),
-                last: Sequence[bool] = ()) -> tuple[list[int], list[int]]:
+                last: Sequence[int] = ()) -> tuple[list[int], list[int]]:
     """The width of each column of a table that must fit `width` characters (a rich table with
     SIMPLE_HEAVY box: 3 characters per column and 1 more), and the columns left out: columns whose
     floor is below their natural width are cut, the widest first, no lower than their floor; when
     that is not enough, columns are left out from the right (never the first, nor a kept one: an
-    identifier, shown even where the line then runs past the width), the columns marked last
-    (numbers) only once every other has gone. keep_all: every column at its natural width, however
+    identifier, shown even where the line then runs past the width), in the order last gives (0
+    first: texts, then numbers), the rightmost first within it; then a column left out comes back
+    where the room the others leave holds it. keep_all: every column at its natural width, however
     wide."""
     n = len(natural)
     if keep_all:
         return list(natural), []
     kept = list(kept) or [False] * n
-    last = list(last) or [False] * n
+    last = list(last) or [0] * n
+
+    def fits(columns: list[int], widths: Sequence[int]) -> bool:
+        return sum(widths[i] for i in columns) <= width - 3 * len(columns) - 1
+
     dropped: list[int] = []
     while True:
         shown = [i for i in range(n) if i not in dropped]
-        budget = width - 3 * len(shown) - 1
-        if sum(natural[i] for i in shown) <= budget:
-            return list(natural), dropped
-        droppable = ([i for i in shown[1:] if not kept[i] and not last[i]]
-                     or [i for i in shown[1:] if not kept[i]])
-        if sum(floors[i] for i in shown) <= budget or not droppable:
-            return _cut_to(natural, floors, shown, budget), dropped
-        dropped.append(droppable[-1])  # the rightmost column that may go
-        dropped.sort()
+        if fits(shown, natural):
+            break
+        candidates = [i for i in shown[1:] if not kept[i]]
+        if fits(shown, floors) or not candidates:
+            break
+        lowest = min(last[i] for i in candidates)
+        dropped.append([i for i in candidates if last[i] == lowest][-1])  # the rightmost of the first to go
+    # a column left out early comes back where the room others left holds it, the most wanted
+    # first; none of a kind that goes earlier while one that goes later stays out
+    stays_out = None
+    for i in sorted(dropped, key=lambda i: (-last[i], i)):
+        if stays_out is not None and last[i] < stays_out:
+            break
+        if fits(sorted(j for j in range(n) if j not in dropped or j == i), floors):
+            dropped.remove(i)
+        else:
+            stays_out = last[i]
+    dropped.sort()
+    shown = [i for i in range(n) if i not in dropped]
+    if fits(shown, natural):
+        return list(natural), dropped
+    return _cut_to(natural, floors, shown, width - 3 * len(shown) - 1), dropped
 
 
 def _cut_to(natural, floors, shown, budget) -> list[int]:

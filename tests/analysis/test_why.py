@@ -336,7 +336,7 @@ def test_a_narrow_screen_lists_fewer_findings_never_none(built):
     """The narrower the screen, the fewer findings fit: the command lists fewer, down to one, and
     the rest fold into the remainder (the findings still add up to the gap)."""
     whole = run_cli("report", "why", "--trace", "fast", "--vs", "slow", db=built, env={"COLUMNS": "120"})
-    narrow = run_cli("report", "why", "--trace", "fast", "--vs", "slow", db=built, env={"COLUMNS": "80"})
+    narrow = run_cli("report", "why", "--trace", "fast", "--vs", "slow", db=built, env={"COLUMNS": "100"})
     assert whole.returncode == 0 and narrow.returncode == 0
     assert narrow.stdout.startswith("slow is ") and whole.stdout.startswith("slow is ")
     listed = [line for line in narrow.stdout.splitlines() if ". tracedb report " in line]
