@@ -567,20 +567,51 @@ def run_report(
 def _fit_screen(result: "api.ReportResult", again: Callable[[int], "api.ReportResult"],
                 wide: bool) -> "api.ReportResult":
     """A report whose rows past its limit fold into a last row (why), shown on a terminal without
-    --limit: run again with fewer rows until it fits one screen, so that its first rows, the
-    answer, are not scrolled away by its last (at least one row is kept)."""
+    --limit: as many rows as fit one screen, so that its first rows, the answer, are not scrolled
+    away by its last (at least one row is kept). The rows that fit are counted on the table as
+    drawn, and the report runs once more for them (again only if that still does not fit)."""
     import shutil
 
     height = shutil.get_terminal_size((PIPE_WIDTH, SCREEN_ROWS)).lines if sys.stdout.isatty() else SCREEN_ROWS
     rows = result.params.get("limit")
     while isinstance(rows, int) and rows > 1:
         text = result.text(Format.table, width=output_width(sys.stdout), wide=wide)
-        if text.count("\n") < height:  # the prompt takes the last line
+        lines = text.count("\n")
+        if lines < height:  # the prompt takes the last line
             break
-        rows -= 1
+        tall = row_heights(text)  # the listed rows, then the folded one
+        if len(tall) < 2:
+            return result
+        spare = lines - (height - 1)  # lines to give up
+        keep = len(tall) - 1
+        while keep > 1 and spare > 0:
+            keep -= 1
+            spare -= tall[keep]
+        rows = min(rows - 1, keep)
         result = again(rows)
         result.bounded = True
     return result
+
+
+def row_heights(text: str) -> list[int]:
+    """The lines each row of the first table drawn in text takes: a row starts on a line whose
+    first cell is not blank (its other lines fold its long cells), and the table's rows lie between
+    the rule under its header and the rule over its totals."""
+    lines = text.splitlines()
+    rules = [i for i, line in enumerate(lines) if line.strip().startswith("━")]
+    if not rules:
+        return []
+    header = lines[rules[0] - 1]
+    first = len(header) - len(header.lstrip())
+    first = header.find(" ", first + 1) if header.find(" ", first + 1) > 0 else first + 1  # the first cell's end
+    body = lines[rules[0] + 1:rules[1] if len(rules) > 1 else len(lines)]
+    heights: list[int] = []
+    for line in body:
+        if line[:first].strip() or not heights:
+            heights.append(1)
+        else:
+            heights[-1] += 1
+    return heights
 
 
 # The rows of a screen a command's first answer must fit when the output is not a terminal that

@@ -178,3 +178,21 @@ def test_a_real_pair_at_120_columns_shows_names_whole_and_frames_cut_in_the_midd
     # each frame whole, or cut in the middle: its path's beginning and its function kept
     assert frames and all(f in gaps or any(f[:12] in line and f[-12:] in line for line in gaps.splitlines())
                           for f in frames)
+
+
+def test_row_heights_read_a_drawn_table():
+    """The screen fitting counts each row's lines on the table as drawn: a folded cell's lines
+    belong to its row."""
+    import io
+
+    from tracedb.cli import row_heights
+
+    class Narrow(io.StringIO):
+        width = 60
+
+    out = Narrow()
+    sentences = ["short", "a sentence long enough to fold over two or three lines of a narrow table", "x"]
+    render.write_table(["rank", "at_stake_ns", "finding"], [(i + 1, 1000 * (i + 1), s) for i, s in enumerate(sentences)],
+                       out, totals=["at_stake_ns"])
+    heights = row_heights(out.getvalue())
+    assert len(heights) == 3 and heights[0] == heights[2] == 1 and heights[1] >= 2

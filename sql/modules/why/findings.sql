@@ -424,8 +424,10 @@ WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), wal
                    || coalesce(' (' || _why_time(s_self) || ' of it the frame''s own time'
                                || coalesce('; then ' || s_callees, '') || ')', '')
                    || CASE WHEN loop_calls >= 2 THEN '; in it, ' || format('{:,}', round(loop_calls)::BIGINT) || ' calls a step to '
-                           || loop_callee || coalesce(', one every ' || _why_time(loop_spacing), '') || ' (' || other || ': '
-                           || CASE WHEN loop_other > 0 THEN format('{:,}', round(loop_other)::BIGINT) ELSE 'none' END || ')'
+                           || loop_callee || coalesce(', one every ' || _why_time(loop_spacing), '')
+                           || CASE WHEN trace_b IS NOT NULL THEN ' (' || other || ': '
+                                   || CASE WHEN loop_other > 0 THEN format('{:,}', round(loop_other)::BIGINT) ELSE 'none' END
+                                   || ')' ELSE '' END
                            ELSE '' END
                    || '; ' || other || ' idles ' || _why_time(coalesce(f_ns, 0)) || ' there'
                    || CASE WHEN s_frame_ns IS NOT NULL THEN '. Host time in this frame per step: ' || s_name || ' '
