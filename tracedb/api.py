@@ -271,7 +271,9 @@ def section_result(report: reportmod.Report, section: reportmod.Section, columns
                    labels: tuple[str, str] | None) -> Result:
     """A report section's rows as a Result, titled as the command line titles it."""
     title = report.name if section.name == "main" else f"{report.name} · {section.name}"
-    title += f" — A: {labels[0]}  vs  B: {labels[1]}" if labels else f": {section.summary}"
+    # a section that leads with its answer (a lead column) needs no summary above its table
+    answered = any(c.lead for c in section.columns.values())
+    title += f" — A: {labels[0]}  vs  B: {labels[1]}" if labels else "" if answered else f": {section.summary}"
     cols = section.columns
     return Result(columns, rows, formats={c.name: c.format for c in cols.values()},
                   totals=[c.name for c in cols.values() if c.total],
