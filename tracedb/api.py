@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 import duckdb
 
 from . import db as dbmod
-from . import atomic, html, present, snapshot
+from . import atomic, html, present, render, snapshot
 from . import reports as reportmod
 from . import traces as tracemod
 from .errors import Interrupted, TracedbError, is_interrupt
@@ -134,12 +134,7 @@ class Result:
 
     def lead_text(self) -> str | None:
         """The answer a lead column gives: its first value that is not NULL."""
-        for name in self.lead:
-            i = self.columns.index(name)
-            for row in self.rows:
-                if row[i] is not None:
-                    return str(row[i])
-        return None
+        return render.lead(self.columns, self.rows, self.lead)
 
     def text(self, fmt: Format | str = Format.table, width: int | None = None, wide: bool = False) -> str:
         """The table as the command line prints it (table, csv, json or markdown)."""
@@ -523,7 +518,7 @@ class Database:
         limited = limit is not None and not report.limit_folds and any(
             "$limit" in sec.sql and len(rows) >= limit for sec, _, rows in results)
         # (a limit no result reaches, rather than NULL: some reports default to a limit of their own)
-        every = {sec.name: rows for sec, _, rows in reportmod.run(self.con, report, {**values, "limit": 1 << 62})
+        every = {sec.name: rows for sec, _, rows in reportmod.run(self.con, report, {**values, "limit": reportmod.ALL_ROWS})
                  if "$limit" in sec.sql} if limited else {}
         for sec, columns, rows in results:
             if section in (None, sec.name):

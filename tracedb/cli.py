@@ -366,8 +366,7 @@ def run_sql(
     (COPY ... TO, EXPORT DATABASE, ATTACH, read_csv; it has no temporary directory either, so it
     runs in memory), install or load extensions, or change settings. To save rows to a file, use
     -o FILE (with --format csv, json or html)."""
-    with api.connect(_db_path(db), wait=_seconds(wait)) as database:
-        database.lock_down()
+    with api.connect(_db_path(db), wait=_seconds(wait)) as database:  # read-only: locked down as it opens
         result = database.sql(query)
     if not result.columns:
         return

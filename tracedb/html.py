@@ -12,7 +12,7 @@ from html import escape
 from typing import Any, Sequence
 
 from . import charts, names
-from .render import by_trace, column_totals, display, in_unit, shared_units
+from .render import by_trace, column_totals, display, in_unit, lead, shared_units
 
 # Rows of one table a page shows: the rest are counted under it (a page of thousands of rows is
 # too large for a browser's full-page capture; csv and json give every row)
@@ -122,10 +122,9 @@ def fragment(report, results: list[tuple[Any, list[str], list[tuple]]], labels: 
         parts.append(strips)
     for section, columns, rows in results:
         declared = section.columns
-        lead = [i for i, c in enumerate(columns) if declared.get(c) and declared[c].lead]
-        answer = next((r[i] for i in lead for r in rows if r[i] is not None), None)
+        answer = lead(columns, rows, [c for c in columns if declared.get(c) and declared[c].lead])
         if answer is not None:  # the answer in a sentence, above the section's tables
-            parts.append(f'<p class="answer"><b>{escape(str(answer))}</b></p>')
+            parts.append(f'<p class="answer"><b>{escape(answer)}</b></p>')
         keep = [i for i, c in enumerate(columns)
                 if not declared.get(c) or not (declared[c].json_only or declared[c].lead)]
         columns, rows = [columns[i] for i in keep], [tuple(r[i] for i in keep) for r in rows]

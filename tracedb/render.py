@@ -41,6 +41,16 @@ def _escape(m: re.Match) -> str:
     return _ESCAPES.get(ch) or (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
 
 
+def lead(columns: Sequence[str], rows: Sequence[Sequence[Any]], leads: Sequence[str]) -> str | None:
+    """The answer the lead columns give: the first of their values that is not NULL."""
+    for name in leads:
+        i = list(columns).index(name)
+        found = next((row[i] for row in rows if row[i] is not None), None)
+        if found is not None:
+            return str(found)
+    return None
+
+
 def printable(text: str) -> str:
     """text with every control character shown as its escape (ESC as \\x1b, a newline as \\n),
     for a terminal, a Markdown table or an error line."""

@@ -171,7 +171,10 @@ FROM a FULL JOIN b USING (frame);
 --   answer       on the first row only: the answer in one sentence (how much slower, and the first
 --                finding with its time at stake)
 CREATE OR REPLACE MACRO why_findings(trace_a, trace_b, want_phase, min_gap_us, shown) AS TABLE
-WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), wall AS MATERIALIZED (
+WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), keys AS MATERIALIZED (
+    -- the frames' keys, worked out once for the gaps and the loops of host-bound frames
+    SELECT * FROM frame_keys((SELECT list(trace_id) FROM sides))
+), wall AS MATERIALIZED (
     SELECT * FROM compare_wall(trace_a, trace_b, want_phase)
 ), spans AS MATERIALIZED (
     SELECT a_ns AS a_span, b_ns AS b_span,
@@ -192,7 +195,7 @@ WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), wal
     JOIN (SELECT * FROM gpu_idle_gaps(trace_a, 1000 * min_gap_us) WHERE trace_a IS NOT NULL
           UNION ALL
           SELECT * FROM gpu_idle_gaps(trace_b, 1000 * min_gap_us) WHERE trace_b IS NOT NULL) g USING (trace_id)
-    LEFT JOIN frame_keys((SELECT list(trace_id) FROM sides)) k ON k.trace_id = g.trace_id AND k.name = g.frame
+    LEFT JOIN keys k ON k.trace_id = g.trace_id AND k.name = g.frame
     WHERE want_phase IS NULL OR (NOT g.between_steps AND (g.trace_id, g.step) IN (SELECT (trace_id, step) FROM windows))
 ), gap_groups AS (
     SELECT side,
@@ -366,7 +369,7 @@ WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), wal
            c.ts_ns - lag(c.ts_ns) OVER (PARTITION BY c.trace_id, c.python_parent_id, frame_key(c.name)
                                         ORDER BY c.ts_ns, c.event_id) AS spacing_ns
     FROM sides s
-    JOIN frame_keys((SELECT list(trace_id) FROM sides)) k ON k.trace_id = s.trace_id
+    JOIN keys k ON k.trace_id = s.trace_id
     JOIN python_functions f ON f.trace_id = k.trace_id AND f.name = k.name
     JOIN python_functions c ON c.trace_id = f.trace_id AND c.python_parent_id = f.python_id
     WHERE k.frame IN (SELECT what FROM listed WHERE kind = 'host-bound idle')
