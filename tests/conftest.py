@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -173,6 +174,24 @@ def write_tc_trace(path: Path, *ops: dict, process: str | None = "profiling") ->
 
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def in_threads(work, n: int) -> list[BaseException]:
+    """Run work() in n threads at once; what they raised, for the test to report."""
+    raised: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            work()
+        except Exception as exc:  # noqa: BLE001 - the test reports it
+            raised.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return raised
 
 
 def start_until(args: list, text: str, **popen) -> tuple[subprocess.Popen, bytes]:

@@ -79,6 +79,11 @@ class Page:
                 return value
             time.sleep(0.25)
 
+    def screenshot(self) -> bytes:
+        """The page as drawn now, as PNG bytes."""
+        import base64
+        return base64.b64decode(self.call("Page.captureScreenshot", {"format": "png"}, self.session)["data"])
+
     def __enter__(self) -> "Page":
         return self
 

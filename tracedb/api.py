@@ -324,6 +324,9 @@ class Database:
             # its folder goes at close, or, for a reader never closed, when it is collected or when
             # the interpreter exits
             self._remove_scratch = weakref.finalize(self, shutil.rmtree, self._scratch, True)
+        elif read_only:
+            self.con = dbmod.open_reader(self.path, wait=wait, sandbox=not files)
+            self.sandboxed = not files
         else:
             self.con = dbmod.open_db(self.path, read_only=read_only, wait=wait, create=create, storage=storage)
         self.rules = Rules(self)
@@ -334,7 +337,10 @@ class Database:
     def close(self) -> None:
         """Close the file (closing checkpoints it; a Ctrl-C there still leaves whole traces)."""
         try:
-            self.con.close()
+            if self.read_only and self.lake is None:
+                dbmod.close_reader(self.path, self.con)
+            else:
+                self.con.close()
         finally:
             if self._scratch is not None:
                 self._remove_scratch()
@@ -351,7 +357,10 @@ class Database:
         unless asked for with files=True."""
         if not self.sandboxed:
             try:
-                dbmod.lock_down(self.con)
+                if self.read_only and self.lake is None:
+                    dbmod.lock_down_reader(self.path, self.con)
+                else:
+                    dbmod.lock_down(self.con)
             except BaseException:
                 self.close()
                 raise

@@ -21,11 +21,13 @@ a file held elsewhere is a one-line error naming the holder, and open_db can wai
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import functools
 import hashlib
 import os
 import re
 import shutil
+import threading
 import time
 import weakref
 from pathlib import Path
@@ -262,6 +264,74 @@ def _explain_open_error(path: Path, exc: Exception) -> str:
         return f"{path}: written by a newer DuckDB than this one ({duckdb.__version__}); upgrade duckdb"
     first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
     return f"{path}: cannot open database: {first}"
+
+
+@dataclasses.dataclass
+class _Shared:
+    """A file this process reads: the connection its readers are cursors of, whether it runs in the
+    sandbox, and the cursors handed out and not closed yet."""
+    root: duckdb.DuckDBPyConnection
+    sandboxed: bool
+    cursors: list = dataclasses.field(default_factory=list)
+
+
+_readers: dict[str, _Shared] = {}  # by resolved path (see open_reader)
+_readers_lock = threading.Lock()
+
+
+def open_reader(path: str | os.PathLike | None = None, *, wait: float = 0.0,
+                sandbox: bool = True) -> duckdb.DuckDBPyConnection:
+    """A read-only connection, in the sandbox of lock_down unless sandbox is false; give it back
+    with close_reader.
+
+    DuckDB gives every connection a process opens to one file the same database, settings
+    included: once a sandboxed connection has locked them, a second open that sets them fails. So
+    every reader of a file is a cursor of one connection this process holds while any of them is
+    open (two sessions of a dashboard, two threads of a notebook); a file read both in the sandbox
+    and outside it is refused in one line, since the sandbox would close the other's files."""
+    path = Path(path or default_path())
+    key = str(path.resolve())
+    with _readers_lock:
+        shared = _readers.get(key)
+        if shared is None:
+            root = open_db(path, read_only=True, wait=wait)
+            if sandbox:
+                try:
+                    lock_down(root)
+                except BaseException:
+                    root.close()
+                    raise
+            shared = _readers[key] = _Shared(root, sandbox)
+        elif shared.sandboxed != sandbox:
+            mode = "in the sandbox" if shared.sandboxed else "with files=True"
+            raise TracedbError(f"{path}: open read-only {mode} in this process already; close those "
+                               f"connections first, or open this one the same way")
+        cursor = shared.root.cursor()
+        shared.cursors.append(cursor)
+        return cursor
+
+
+def lock_down_reader(path: str | os.PathLike, cursor: duckdb.DuckDBPyConnection) -> None:
+    """Put a connection of open_reader, and so every reader of its file in this process, in the sandbox."""
+    with _readers_lock:
+        lock_down(cursor)
+        shared = _readers.get(str(Path(path).resolve()))
+        if shared is not None and any(c is cursor for c in shared.cursors):
+            shared.sandboxed = True
+
+
+def close_reader(path: str | os.PathLike, cursor: duckdb.DuckDBPyConnection) -> None:
+    """Close a connection of open_reader; the file's own connection goes with its last reader."""
+    key = str(Path(path).resolve())
+    with _readers_lock:
+        cursor.close()
+        shared = _readers.get(key)
+        if shared is None or not any(c is cursor for c in shared.cursors):
+            return
+        shared.cursors = [c for c in shared.cursors if c is not cursor]
+        if not shared.cursors:
+            del _readers[key]
+            shared.root.close()
 
 
 def lock_down(con: duckdb.DuckDBPyConnection) -> None:

@@ -16,7 +16,7 @@ from tracedb import reports
 from tracedb import snapshot
 from tracedb.ingest.loader import default_name
 
-from conftest import FIXTURES, KINETO, run_cli, tc_op, write_tc_trace
+from conftest import FIXTURES, KINETO, in_threads, run_cli, tc_op, write_tc_trace
 from test_export import AIE, KERNEL_DETAILS, PAIR, report_runs
 
 
@@ -166,19 +166,7 @@ def test_writers_that_make_the_lake_at_once(tmp_path):
     """The threads of one process (a Dask worker's) making one lake: every one finds it a lake."""
     for i in range(40):
         lake = tmp_path / f"lake{i}"
-        errors = []
-
-        def make():
-            try:
-                lakemod.create(lake)
-            except Exception as exc:  # noqa: BLE001 - the test reports it
-                errors.append(exc)
-
-        threads = [threading.Thread(target=make) for _ in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        errors = in_threads(lambda: lakemod.create(lake), 4)
         assert not errors, errors
         assert json.loads((lake / lakemod.MARKER).read_text())["format"] == "tracedb-lake"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, KINETO, run_cli, tc_op, write_tc_trace
+from conftest import FIXTURES, KINETO, in_threads, run_cli, tc_op, write_tc_trace
 from tracedb.db import open_db
 
 OLD_DUCKDB = "duckdb==1.4.*"
@@ -171,3 +171,37 @@ def test_read_commands_wait_for_the_file(tmp_path, monkeypatch, args):
         holder.wait()
     assert proc.returncode == 0, proc.stderr
     assert waited, "the command did not wait"
+
+
+def test_readers_in_one_process_share_the_file(tmp_path):
+    """Two sessions of a dashboard, or threads of a notebook, read one file at once in the sandbox:
+    the second open does not trip on the settings the first locked, a reader closed leaves the others
+    reading, and a file read in the sandbox is not opened outside it meanwhile (that would close
+    the others' files), but is once they are closed."""
+    import tracedb
+    from tracedb import db as dbmod
+
+    db = tmp_path / "t.duckdb"
+    run_cli("load", KINETO[0], db=db, check=True)
+    first, second = tracedb.connect(db), tracedb.connect(db)
+    kernels = first.sql("SELECT count(*) FROM kernels").rows[0][0]
+    assert kernels > 0
+    first.close()
+    assert second.sql("SELECT count(*) FROM kernels").rows[0][0] == kernels
+    with pytest.raises(tracedb.TracedbError, match=r"t\.duckdb: open read-only in the sandbox in this process"):
+        tracedb.connect(db, files=True)
+    with pytest.raises(tracedb.TracedbError):
+        second.sql(f"COPY (SELECT 1) TO '{tmp_path / 'out.csv'}'")
+    counts = []
+
+    def session() -> None:
+        with tracedb.connect(db) as con:
+            counts.append(con.report("summary").main.rows[0])
+
+    failures = in_threads(session, 4)
+    assert not failures and len(counts) == 4 and len(set(counts)) == 1
+    second.close()
+    assert str(db.resolve()) not in dbmod._readers  # the file's own connection went with its last reader
+    with tracedb.connect(db, files=True) as c:
+        c.sql(f"COPY (SELECT count(*) AS n FROM kernels) TO '{tmp_path / 'asked.csv'}'")
+    assert (tmp_path / "asked.csv").read_text().splitlines()[1] == str(kernels)
