@@ -127,24 +127,44 @@ WITH tr AS (
     WHERE (trace_id IN (SELECT trace_id FROM tr)
            OR trace_id IN (SELECT capture_id FROM replayed_kernel_calls WHERE trace_id IN (SELECT trace_id FROM tr)))
       AND perf_family(name) IS NOT NULL AND dur_ns IS NOT NULL
+), launched AS (
+    SELECT l.trace_id, l.kernel_id, l.cpu_op, l.pid, l.tid, l.launch_ts_ns, k.dur_ns
+    FROM kernels k JOIN kernel_launches l USING (trace_id, kernel_id)
+    WHERE NOT l.graph AND k.trace_id IN (SELECT trace_id FROM tr)
+), launched_in_span AS (
+    -- the kernels launched inside a span: where the latest end of the spans of the thread started
+    -- by the launch lies past it (one ordered pass)
+    SELECT trace_id, kernel_id FROM (
+        SELECT *, max(end_ns) OVER (PARTITION BY trace_id, pid, tid ORDER BY ts_ns, kernel_id NULLS FIRST
+                                    ROWS UNBOUNDED PRECEDING) AS reach
+        FROM (SELECT trace_id, NULL::BIGINT AS kernel_id, pid, tid, ts_ns, end_ns FROM spans
+              UNION ALL SELECT trace_id, kernel_id, pid, tid, launch_ts_ns, NULL FROM launched))
+    WHERE kernel_id IS NOT NULL AND reach > ts_ns
+), captured AS (
+    SELECT m.trace_id, m.kernel_id, c.event_id, k.dur_ns, c.name, c.trace_id AS capture_id, c.pid, c.tid, c.ts_ns
+    FROM replayed_kernel_calls m JOIN kernels k USING (trace_id, kernel_id)
+    JOIN cpu_ops c ON c.trace_id = m.capture_id AND c.event_id = m.call_event_id
+    WHERE m.trace_id IN (SELECT trace_id FROM tr)
+), captured_in_span AS (
+    -- the same for the captured operators, a span's end included
+    SELECT trace_id, kernel_id, event_id FROM (
+        SELECT *, max(end_ns) OVER (PARTITION BY capture_id, pid, tid ORDER BY ts_ns, kernel_id NULLS FIRST
+                                    ROWS UNBOUNDED PRECEDING) AS reach
+        FROM (SELECT NULL::BIGINT AS trace_id, NULL::BIGINT AS kernel_id, NULL::BIGINT AS event_id,
+                     trace_id AS capture_id, pid, tid, ts_ns, end_ns FROM spans
+              UNION ALL SELECT trace_id, kernel_id, event_id, capture_id, pid, tid, ts_ns, NULL FROM captured))
+    WHERE kernel_id IS NOT NULL AND reach >= ts_ns
 ), live_ops AS (
     -- the operators issuing the kernels launched outside every modelled call, outside graphs:
     -- those named in the fix
-    SELECT l.trace_id, l.cpu_op, sum(k.dur_ns) AS ns
-    FROM kernels k JOIN kernel_launches l USING (trace_id, kernel_id)
-    ANTI JOIN spans s ON s.trace_id = l.trace_id AND s.pid = l.pid AND s.tid = l.tid
-                     AND s.ts_ns <= l.launch_ts_ns AND l.launch_ts_ns < s.end_ns
-    WHERE NOT l.graph AND k.trace_id IN (SELECT trace_id FROM tr)
+    SELECT trace_id, cpu_op, sum(dur_ns) AS ns
+    FROM launched ANTI JOIN launched_in_span USING (trace_id, kernel_id)
     GROUP BY ALL
     UNION ALL
     -- and of graph replays, the captured operators that launched them, outside every modelled op
     -- of the capture
-    SELECT m.trace_id, c.name, sum(k.dur_ns)
-    FROM replayed_kernel_calls m JOIN kernels k USING (trace_id, kernel_id)
-    JOIN cpu_ops c ON c.trace_id = m.capture_id AND c.event_id = m.call_event_id
-    ANTI JOIN spans s ON s.trace_id = c.trace_id AND s.pid = c.pid AND s.tid = c.tid
-                     AND s.ts_ns <= c.ts_ns AND c.ts_ns <= s.end_ns
-    WHERE m.trace_id IN (SELECT trace_id FROM tr)
+    SELECT trace_id, name, sum(dur_ns)
+    FROM captured ANTI JOIN captured_in_span USING (trace_id, kernel_id, event_id)
     GROUP BY ALL
 ), top_ops AS (
     SELECT trace_id, string_agg(coalesce(cpu_op, '(no operator)'), ', ' ORDER BY ns DESC) AS ops

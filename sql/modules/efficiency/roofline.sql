@@ -165,30 +165,38 @@ WITH r AS (
     SELECT * FROM r WHERE family = 'moe'
     QUALIFY coalesce(lead(ts_ns) OVER (PARTITION BY trace_id, pid, tid ORDER BY ts_ns, end_ns DESC, event_id)
                      >= end_ns, true)
-), owners AS (
-    -- the ops whose inner GEMMs, norms and copies are theirs: attention and every MoE op
-    SELECT * FROM attention UNION ALL SELECT * FROM r WHERE family = 'moe'
+), held AS (
+    -- the calls that run inside another call of their thread: inside attention or a MoE op (whose
+    -- inner GEMMs, norms and copies are theirs), or inside any call that is neither elementwise nor
+    -- memory. A call is inside one of a set when the latest end among those of the set started
+    -- before it (at its start, first) reaches its end: one ordered pass, however deep the nesting.
+    SELECT trace_id, event_id, coalesce(owner_end >= end_ns, false) AS owned, coalesce(heavy_end >= end_ns, false) AS in_heavy
+    FROM (SELECT *,
+                 max(CASE WHEN family IN ('attention', 'inference_attention', 'moe') THEN end_ns END) OVER w AS owner_end,
+                 max(CASE WHEN family NOT IN ('elementwise', 'memory') THEN end_ns END) OVER w AS heavy_end
+          FROM (SELECT trace_id, event_id, family, pid, tid, ts_ns, end_ns, 0 AS candidate FROM r
+                UNION ALL
+                SELECT trace_id, event_id, family, pid, tid, ts_ns, end_ns, 1 FROM r)
+          WINDOW w AS (PARTITION BY trace_id, pid, tid ORDER BY ts_ns, candidate ROWS UNBOUNDED PRECEDING))
+    WHERE candidate = 1
 ), compute AS (
     -- GEMMs and convolutions outside attention and MoE: the innermost (aten::addmm, not aten::linear)
-    SELECT g.* FROM (SELECT * FROM r WHERE family IN ('gemm', 'conv')) g
-    ANTI JOIN owners a ON a.trace_id = g.trace_id AND a.pid = g.pid AND a.tid = g.tid
-                       AND a.ts_ns <= g.ts_ns AND g.end_ns <= a.end_ns
+    SELECT g.* FROM r g JOIN held h USING (trace_id, event_id)
+    WHERE g.family IN ('gemm', 'conv') AND NOT h.owned
     QUALIFY coalesce(lead(g.ts_ns) OVER (PARTITION BY g.trace_id, g.pid, g.tid ORDER BY g.ts_ns, g.end_ns DESC, g.event_id)
                      >= g.end_ns, true)
 ), fused AS (
     -- the serving libraries' norms and rotary embeddings, and Inductor kernels, outside attention,
     -- the outermost (the copies and adds they run inside are theirs)
-    SELECT f.* FROM (SELECT * FROM r WHERE family IN ('rmsnorm', 'normalization', 'rope', 'act_mul', 'kv_store', 'inductor')) f
-    ANTI JOIN owners a ON a.trace_id = f.trace_id AND a.pid = f.pid AND a.tid = f.tid
-                       AND a.ts_ns <= f.ts_ns AND f.end_ns <= a.end_ns
+    SELECT f.* FROM r f JOIN held h USING (trace_id, event_id)
+    WHERE f.family IN ('rmsnorm', 'normalization', 'rope', 'act_mul', 'kv_store', 'inductor') AND NOT h.owned
     QUALIFY coalesce(max(f.end_ns) OVER (PARTITION BY f.trace_id, f.pid, f.tid ORDER BY f.ts_ns, f.end_ns DESC, f.event_id
                                          ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), f.ts_ns) <= f.ts_ns
 ), light AS (
     -- the memory-bound ops outside every GEMM, attention, convolution, norm and rotary embedding
     -- (a convolution's bias add is part of the convolution), the innermost
-    SELECT l.* FROM (SELECT * FROM r WHERE family IN ('elementwise', 'memory')) l
-    ANTI JOIN (SELECT * FROM r WHERE family NOT IN ('elementwise', 'memory')) c
-         ON c.trace_id = l.trace_id AND c.pid = l.pid AND c.tid = l.tid AND c.ts_ns <= l.ts_ns AND l.end_ns <= c.end_ns
+    SELECT l.* FROM r l JOIN held h USING (trace_id, event_id)
+    WHERE l.family IN ('elementwise', 'memory') AND NOT h.in_heavy
     QUALIFY coalesce(lead(l.ts_ns) OVER (PARTITION BY l.trace_id, l.pid, l.tid ORDER BY l.ts_ns, l.end_ns DESC, l.event_id) >= l.end_ns, true)
 ), calls AS (
     SELECT * FROM attention UNION ALL SELECT * FROM experts UNION ALL SELECT * FROM compute

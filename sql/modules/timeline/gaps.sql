@@ -1,3 +1,4 @@
+-- include: core.intervals
 -- include: core.selection
 -- include: timeline.timeline
 
@@ -77,16 +78,46 @@ WITH a AS MATERIALIZED (
     JOIN a b ON b.trace_id = o.trace_id AND b.kind = o.prev.kind AND b.event_id = o.prev.event_id
     WHERE o.ts_ns - o.prev_end >= greatest(coalesce(min_gap_ns, 1), 1)
 ), frames AS MATERIALIZED (
-    -- the innermost frame holding 80 % of the host's part (the latest to start of those)
+    -- the innermost frame holding 80 % of the host's part (the latest to start of those); each such
+    -- frame holds the part's midpoint, so the frames holding it are the candidates (core.intervals)
     SELECT g.trace_id, g.start_ns, g.host_lo, g.host_hi,
            arg_max({'name': f.name, 'python_id': f.python_id, 'pid': f.pid, 'tid': f.tid,
                     'lo': greatest(f.ts_ns, g.host_lo), 'hi': least(f.ts_ns + f.dur_ns, g.host_hi)},
                    (f.ts_ns, -f.dur_ns, f.event_id)) AS f
-    FROM g JOIN python_functions f
+    FROM (SELECT trace_id, start_ns, host_lo, host_hi, launch_pid, launch_tid, (host_lo + host_hi) // 2 AS mid_ns,
+                 unnest(stab_levels((host_hi - host_lo) * 4 // 5, (SELECT max(dur_ns) FROM python_functions
+                                                                   WHERE trace_id IN (SELECT trace_id FROM g)))) AS lvl
+          FROM g) g
+    JOIN (SELECT trace_id, event_id, name, python_id, pid, tid, ts_ns, dur_ns, stab_level(dur_ns) AS lvl,
+                 unnest(stab_buckets(ts_ns, dur_ns)) AS bucket
+          FROM python_functions WHERE trace_id IN (SELECT trace_id FROM g)) f
       ON f.trace_id = g.trace_id AND f.pid = g.launch_pid AND f.tid = g.launch_tid
-     AND f.ts_ns <= g.host_hi AND f.ts_ns + f.dur_ns >= g.host_lo
+     AND f.lvl = g.lvl AND f.bucket = g.mid_ns >> g.lvl
+     AND f.ts_ns <= g.mid_ns AND f.ts_ns + f.dur_ns >= g.mid_ns
      AND least(f.ts_ns + f.dur_ns, g.host_hi) - greatest(f.ts_ns, g.host_lo) >= 0.8 * (g.host_hi - g.host_lo)
     GROUP BY ALL
+), thread_calls AS (
+    -- the cpu_ops and runtime calls of the traces, what a frame's callees are counted among
+    SELECT trace_id, name, pid, tid, ts_ns, dur_ns FROM cpu_ops WHERE trace_id IN (SELECT trace_id FROM g)
+    UNION ALL
+    SELECT trace_id, name, pid, tid, ts_ns, dur_ns FROM runtime_calls WHERE trace_id IN (SELECT trace_id FROM g)
+), windows AS (
+    -- each frame's time in the host's part: on one thread these never overlap, as the gaps do not
+    SELECT trace_id, start_ns, f.pid, f.tid, f.lo, f.hi FROM frames
+), overlapping AS (
+    -- the calls of the frame's thread in its window: those running as it opens (core.intervals) and
+    -- those starting inside it (the window before each call, by an ASOF join)
+    SELECT w.trace_id, w.start_ns, w.lo, w.hi, c.name, c.ts_ns, c.dur_ns
+    FROM (SELECT *, unnest(stab_levels(0, (SELECT max(dur_ns) FROM thread_calls))) AS lvl FROM windows) w
+    JOIN (SELECT *, stab_level(dur_ns) AS lvl, unnest(stab_buckets(ts_ns, dur_ns)) AS bucket FROM thread_calls) c
+      ON c.trace_id = w.trace_id AND c.pid = w.pid AND c.tid = w.tid
+     AND c.lvl = w.lvl AND c.bucket = w.lo >> w.lvl
+     AND c.ts_ns <= w.lo AND c.ts_ns + c.dur_ns > w.lo AND c.ts_ns < w.hi
+    UNION ALL
+    SELECT w.trace_id, w.start_ns, w.lo, w.hi, c.name, c.ts_ns, c.dur_ns
+    FROM thread_calls c ASOF JOIN windows w
+      ON w.trace_id = c.trace_id AND w.pid = c.pid AND w.tid = c.tid AND c.ts_ns > w.lo
+    WHERE c.ts_ns < w.hi
 ), callee_time AS (
     -- what ran under the frame in the host's part: its Python callees, and the cpu_ops and runtime
     -- calls of the thread in that time
@@ -97,12 +128,8 @@ WITH a AS MATERIALIZED (
      AND c.ts_ns < fr.f.hi AND c.ts_ns + c.dur_ns > fr.f.lo
     GROUP BY ALL
     UNION ALL
-    SELECT fr.trace_id, fr.start_ns, 'op', c.name, sum(least(c.ts_ns + c.dur_ns, fr.f.hi) - greatest(c.ts_ns, fr.f.lo))
-    FROM frames fr
-    JOIN (SELECT trace_id, name, pid, tid, ts_ns, dur_ns FROM cpu_ops
-          UNION ALL SELECT trace_id, name, pid, tid, ts_ns, dur_ns FROM runtime_calls) c
-      ON c.trace_id = fr.trace_id AND c.pid = fr.f.pid AND c.tid = fr.f.tid
-     AND c.ts_ns < fr.f.hi AND c.ts_ns + c.dur_ns > fr.f.lo
+    SELECT trace_id, start_ns, 'op', name, sum(least(ts_ns + dur_ns, hi) - greatest(ts_ns, lo))
+    FROM overlapping
     GROUP BY ALL
 ), callees AS (
     SELECT trace_id, start_ns, sum(ns) FILTER (kind = 'py') AS py_ns,
@@ -110,9 +137,17 @@ WITH a AS MATERIALIZED (
     FROM (SELECT *, row_number() OVER (PARTITION BY trace_id, start_ns ORDER BY ns DESC, name) AS rk FROM callee_time)
     GROUP BY ALL
 ), ops AS (
+    -- the innermost cpu_op spanning the host's part: of those holding its start (core.intervals)
     SELECT g.trace_id, g.start_ns, arg_max(c.name, (c.ts_ns, -c.dur_ns)) AS frame_cpu_op
-    FROM g JOIN cpu_ops c
+    FROM (SELECT trace_id, start_ns, host_lo, host_hi, launch_pid, launch_tid,
+                 unnest(stab_levels(host_hi - host_lo, (SELECT max(dur_ns) FROM cpu_ops
+                                                        WHERE trace_id IN (SELECT trace_id FROM g)))) AS lvl
+          FROM g) g
+    JOIN (SELECT trace_id, name, pid, tid, ts_ns, dur_ns, stab_level(dur_ns) AS lvl,
+                 unnest(stab_buckets(ts_ns, dur_ns)) AS bucket
+          FROM cpu_ops WHERE trace_id IN (SELECT trace_id FROM g)) c
       ON c.trace_id = g.trace_id AND c.pid = g.launch_pid AND c.tid = g.launch_tid
+     AND c.lvl = g.lvl AND c.bucket = g.host_lo >> g.lvl
      AND c.ts_ns <= g.host_lo AND c.ts_ns + c.dur_ns >= g.host_hi
     GROUP BY ALL
 ), syncs AS (

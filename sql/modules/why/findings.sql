@@ -86,6 +86,64 @@ SELECT trace_id, name,
        base || CASE WHEN max(nth) OVER (PARTITION BY trace_id, base) > 1 THEN ' #' || nth ELSE '' END AS frame
 FROM ordered;
 
+-- The host time of host_frames (below) for the frames of a list of keys alone (table macro; NULL:
+-- every frame), as why asks for the frames it names: the frames of other keys are never read.
+-- Parameters: trace_a, trace_b, want_phase: as host_frames; wanted: a list of frame keys or NULL.
+-- Columns: those of host_frames.
+CREATE OR REPLACE MACRO host_frames_of(trace_a, trace_b, want_phase, wanted) AS TABLE
+WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), windows AS MATERIALIZED (
+    -- the steps counted (the whole trace when it has none), each on its own thread's frames
+    SELECT s.side, s.trace_id, w.step, w.pid, w.tid, w.ts_ns, w.end_ns
+    FROM sides s JOIN step_windows w USING (trace_id)
+    WHERE want_phase IS NULL
+       OR (w.trace_id, w.step) IN (SELECT (trace_id, step) FROM gpu_timeline WHERE phase = want_phase)
+), counted AS (
+    SELECT side, trace_id, count(*) AS steps, true AS windowed FROM windows GROUP BY ALL
+    UNION ALL
+    SELECT side, trace_id, 1, false FROM sides s WHERE NOT EXISTS (SELECT 1 FROM windows w WHERE w.side = s.side)
+), keys AS MATERIALIZED (
+    -- each frame name once, numbered in the order of the names, with the key it is matched by,
+    -- numbered too: the frames below carry numbers rather than names
+    SELECT trace_id, name, frame, row_number() OVER (ORDER BY trace_id, name) AS nid,
+           dense_rank() OVER (ORDER BY frame) AS fid
+    FROM frame_keys((SELECT list(trace_id) FROM sides))
+    WHERE wanted IS NULL OR list_contains(wanted, frame)
+), placed AS (
+    -- each frame with the end of the last counted window of its thread to start before it, by an
+    -- ASOF join (a thread's steps follow one another): it starts inside that window when it starts
+    -- before that end
+    SELECT f.trace_id, f.event_id, f.pid, f.tid, f.nid, f.fid, f.ts_ns, f.dur_ns, w.end_ns AS window_end
+    FROM (SELECT f.*, k.nid, k.fid FROM python_functions f JOIN keys k ON k.trace_id = f.trace_id AND k.name = f.name
+          WHERE f.dur_ns IS NOT NULL) f
+    ASOF LEFT JOIN (SELECT DISTINCT trace_id, pid, tid, ts_ns, end_ns FROM windows) w
+      ON w.trace_id = f.trace_id AND w.pid = f.pid AND w.tid = f.tid AND w.ts_ns <= f.ts_ns
+), frames AS (
+    -- the frames inside the counted windows (anywhere in a trace without steps), each frame once
+    -- where it calls itself: a frame inside another of the same key on its thread is left out
+    SELECT c.side, f.trace_id, f.event_id, f.pid, f.tid, f.nid, f.fid, f.ts_ns, f.ts_ns + f.dur_ns AS end_ns, f.dur_ns
+    FROM counted c JOIN placed f USING (trace_id)
+    WHERE NOT c.windowed OR f.ts_ns < f.window_end
+), outer_only AS (
+    SELECT * FROM frames
+    QUALIFY coalesce(max(end_ns) OVER (PARTITION BY trace_id, pid, tid, fid ORDER BY ts_ns, end_ns DESC, event_id
+                                       ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), ts_ns) <= ts_ns
+), per_key AS (
+    SELECT o.side, o.fid, o.nid, count(*) AS calls, sum(o.dur_ns) AS ns FROM outer_only o GROUP BY ALL
+), per_side AS (
+    SELECT p.side, k.frame, arg_max(k.name, (p.calls, -p.nid)) AS name, sum(p.calls) AS calls, sum(p.ns) AS ns,
+           any_value(c.steps) AS steps
+    FROM per_key p JOIN keys k USING (nid)
+    JOIN counted c ON c.side = p.side AND c.trace_id = k.trace_id
+    GROUP BY p.side, k.frame
+), a AS (SELECT * FROM per_side WHERE side = 'A'), b AS (SELECT * FROM per_side WHERE side = 'B')
+SELECT coalesce(a.frame, b.frame) AS frame, a.name AS a_name, b.name AS b_name,
+       a.calls / a.steps AS a_calls, b.calls / b.steps AS b_calls,
+       coalesce(a.ns / a.steps, 0)::BIGINT AS a_step_ns, coalesce(b.ns / b.steps, 0)::BIGINT AS b_step_ns,
+       (coalesce(a.ns / a.steps, 0) - coalesce(b.ns / b.steps, 0))::BIGINT AS gap_step_ns,
+       (SELECT any_value(steps) FROM counted WHERE side = 'A') AS a_steps,
+       (SELECT any_value(steps) FROM counted WHERE side = 'B') AS b_steps
+FROM a FULL JOIN b USING (frame);
+
 -- Host time per Python frame of two traces, per step, side by side (table macro): where each
 -- host spends its steps, frames matched by file and function (frame_keys), also when one side
 -- never enters a frame the other spends its time in. A frame's time counts its callees
@@ -105,43 +163,7 @@ FROM ordered;
 --   a_steps      steps of A counted (1 when the trace has none: the whole trace)
 --   b_steps      steps of B counted
 CREATE OR REPLACE MACRO host_frames(trace_a, trace_b, want_phase) AS TABLE
-WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), windows AS MATERIALIZED (
-    -- the steps counted (the whole trace when it has none), each on its own thread's frames
-    SELECT s.side, s.trace_id, w.step, w.pid, w.tid, w.ts_ns, w.end_ns
-    FROM sides s JOIN step_windows w USING (trace_id)
-    WHERE want_phase IS NULL
-       OR (w.trace_id, w.step) IN (SELECT (trace_id, step) FROM gpu_timeline WHERE phase = want_phase)
-), counted AS (
-    SELECT side, trace_id, count(*) AS steps FROM windows GROUP BY ALL
-    UNION ALL
-    SELECT side, trace_id, 1 FROM sides s WHERE NOT EXISTS (SELECT 1 FROM windows w WHERE w.side = s.side)
-), frames AS (
-    -- the frames inside the counted windows (anywhere in a trace without steps), each frame once
-    -- where it calls itself: a frame inside another of the same key on its thread is left out
-    SELECT c.side, f.trace_id, f.event_id, f.pid, f.tid, f.name, k.frame, f.ts_ns,
-           f.ts_ns + f.dur_ns AS end_ns, f.dur_ns
-    FROM counted c JOIN python_functions f USING (trace_id)
-    JOIN frame_keys((SELECT list(trace_id) FROM sides)) k ON k.trace_id = f.trace_id AND k.name = f.name
-    WHERE f.dur_ns IS NOT NULL
-      AND (NOT EXISTS (SELECT 1 FROM windows w WHERE w.side = c.side)
-           OR EXISTS (SELECT 1 FROM windows w WHERE w.trace_id = f.trace_id AND w.pid = f.pid AND w.tid = f.tid
-                      AND f.ts_ns >= w.ts_ns AND f.ts_ns < w.end_ns))
-), outer_only AS (
-    SELECT * FROM frames
-    QUALIFY coalesce(max(end_ns) OVER (PARTITION BY trace_id, pid, tid, frame ORDER BY ts_ns, end_ns DESC, event_id
-                                       ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), ts_ns) <= ts_ns
-), per_side AS (
-    SELECT o.side, o.frame, mode(o.name ORDER BY o.name) AS name, count(*) AS calls, sum(o.dur_ns) AS ns, any_value(c.steps) AS steps
-    FROM outer_only o JOIN counted c USING (side, trace_id)
-    GROUP BY o.side, o.frame
-), a AS (SELECT * FROM per_side WHERE side = 'A'), b AS (SELECT * FROM per_side WHERE side = 'B')
-SELECT coalesce(a.frame, b.frame) AS frame, a.name AS a_name, b.name AS b_name,
-       a.calls / a.steps AS a_calls, b.calls / b.steps AS b_calls,
-       coalesce(a.ns / a.steps, 0)::BIGINT AS a_step_ns, coalesce(b.ns / b.steps, 0)::BIGINT AS b_step_ns,
-       (coalesce(a.ns / a.steps, 0) - coalesce(b.ns / b.steps, 0))::BIGINT AS gap_step_ns,
-       (SELECT any_value(steps) FROM counted WHERE side = 'A') AS a_steps,
-       (SELECT any_value(steps) FROM counted WHERE side = 'B') AS b_steps
-FROM a FULL JOIN b USING (frame);
+SELECT * FROM host_frames_of(trace_a, trace_b, want_phase, NULL);
 
 -- The causes of the wall-clock gap between two traces, largest first, with what fixing each would
 -- save (table macro). With trace_b NULL: one trace against its own ideal (idle against none, each
@@ -344,8 +366,6 @@ WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), key
     FROM parts p, spans s
     -- one trace: the operations' kernel time is in the roofline rows; its other parts stand as they are
     WHERE trace_b IS NOT NULL OR p.kind NOT IN ('slower kernels', 'more kernels or calls', 'collective transfer', 'less overlap')
-), host_step AS (
-    SELECT * FROM host_frames(trace_a, trace_b, want_phase)
 ), chosen AS (
     -- the parts listed: the largest either way (where the slower side is faster too), so that what
     -- no finding explains is small
@@ -358,21 +378,28 @@ WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), key
     -- subj: the side a finding's sentence is about: the slower side where it loses time, the other
     -- side where the slower one is faster (its idle, its slower kernels)
     SELECT *, CASE WHEN stake >= 0 THEN slow WHEN slow = 'A' THEN 'B' ELSE 'A' END AS subj FROM ranked
+), host_step AS (
+    SELECT * FROM host_frames_of(trace_a, trace_b, want_phase,
+                                 (SELECT list(what) FROM listed WHERE kind = 'host-bound idle'))
 ), names AS (
     SELECT (SELECT name FROM sides WHERE side = 'A') AS a_name, (SELECT name FROM sides WHERE side = 'B') AS b_name,
            (SELECT steps FROM steps WHERE side = 'A') AS a_steps, (SELECT steps FROM steps WHERE side = 'B') AS b_steps
+), loop_frames AS MATERIALIZED (
+    -- the calls of the listed host-bound frames on each side (found first: their callees next)
+    SELECT s.side, k.frame AS what, f.trace_id, f.python_id
+    FROM sides s
+    JOIN keys k ON k.trace_id = s.trace_id
+    JOIN python_functions f ON f.trace_id = k.trace_id AND f.name = k.name
+    WHERE k.frame IN (SELECT what FROM listed WHERE kind = 'host-bound idle')
 ), loop_calls AS (
     -- the calls a listed host-bound frame makes (its direct Python callees, C functions included)
     -- on each side, with the time since the frame's previous call of the same callee: a Python loop
     -- shows as many calls of one callee a short time apart
-    SELECT s.side, k.frame AS what, frame_key(c.name) AS callee,
+    SELECT f.side, f.what, frame_key(c.name) AS callee,
            c.ts_ns - lag(c.ts_ns) OVER (PARTITION BY c.trace_id, c.python_parent_id, frame_key(c.name)
                                         ORDER BY c.ts_ns, c.event_id) AS spacing_ns
-    FROM sides s
-    JOIN keys k ON k.trace_id = s.trace_id
-    JOIN python_functions f ON f.trace_id = k.trace_id AND f.name = k.name
+    FROM loop_frames f
     JOIN python_functions c ON c.trace_id = f.trace_id AND c.python_parent_id = f.python_id
-    WHERE k.frame IN (SELECT what FROM listed WHERE kind = 'host-bound idle')
 ), loops AS (
     SELECT side, what, callee, count(*) AS calls, median(spacing_ns) AS spacing_ns FROM loop_calls GROUP BY ALL
 ), sentences AS (
