@@ -501,7 +501,22 @@ class Database:
         with self._reading():
             return stripsmod.figure(self.con, list(traces), step=step, phase=phase, min_gap_us=min_gap_us)
 
-    def _report(self, name: str, *, trace, vs, phase, limit, section, **params: Any) -> ReportResult:
+    def report_by_limit(self, name: str, limits: Sequence[int], *, trace: str | None = None,
+                        vs: str | None = None, phase: str | None = None, section: str | None = None,
+                        **params: Any) -> dict[int, ReportResult]:
+        """A report whose rows past its limit fold into a last row (why), for each of several
+        limits at the cost of about one run: {limit: its ReportResult}. What a terminal that
+        shows as many findings as fit its screen asks for."""
+        report = reportmod.get(reportmod.route(name, trace, vs, params)[0])
+        if not report.limit_folds:
+            raise TracedbError(f"report {report.name}: its rows past --limit are not summed in a last row; "
+                               "run it once per limit")
+        with self._reading():
+            return self._report(name, trace=trace, vs=vs, phase=phase, limit=max(limits), section=section,
+                                limits=list(limits), **params)
+
+    def _report(self, name: str, *, trace, vs, phase, limit, section, limits: list[int] | None = None,
+                **params: Any) -> Any:
         params_limit = limit  # as given: a section --limit is not for says so
         name, trace, vs, params = reportmod.route(name, trace, vs, params)
         report = reportmod.get(name)
@@ -519,11 +534,21 @@ class Database:
                 reportmod.check_phase(self.con, named, phase)
         labels = reportmod.trace_labels(self.con, values) if two else None
         names = reportmod.trace_names(self.con, values) if two else None
+        if limits is not None:
+            # each as a run without --limit gives it: the report's own limit being n
+            return {n: self._result(report, {**values, "limit": n}, results, section, None, trace, phase, two,
+                                    labels, names)
+                    for n, results in reportmod.run_by_limit(self.con, report, values, limits).items()}
+        return self._result(report, values, reportmod.run(self.con, report, values), section, params_limit, trace,
+                            phase, two, labels, names)
+
+    def _result(self, report, values, results, section, given_limit, trace, phase, two, labels,
+                names) -> ReportResult:
+        """A report's ReportResult from its sections' rows."""
         out = {}
         # With --limit, the totals are still the whole result's: the limited sections run again
         # without it, and their totals rows sum every row.
-        results = reportmod.run(self.con, report, values)
-        limit, given_limit = values.get("limit"), params_limit
+        limit = values.get("limit")
         limited = limit is not None and not report.limit_folds and any(
             "$limit" in sec.sql and len(rows) >= limit for sec, _, rows in results)
         # (a limit no result reaches, rather than NULL: some reports default to a limit of their own)
@@ -543,7 +568,7 @@ class Database:
                                            f"{f' in phase {phase}' if phase else ''}, and {trace} is not one")
         leading = [s.name for s in report.sections if s.first and s.name in out]
         out = {name: out[name] for name in leading + [n for n in out if n not in leading]}
-        return ReportResult(report, out, values, labels, names, bounded=params_limit is None)
+        return ReportResult(report, out, values, labels, names, bounded=given_limit is None)
 
     # -- changes
     def load(self, path: str | Path, *, name: str | None = None, replace: bool = False,

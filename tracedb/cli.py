@@ -542,11 +542,15 @@ def run_report(
         with api.connect(_db_path(db), read_only=False, create=False) as database:
             _add_rules(database, rules_file)
     with api.connect(_db_path(db), wait=_seconds(wait)) as database:
-        # the timeline strips are drawn for an HTML page alone, while the database is open
-        result = database.report(name, section=section, strips=fmt is Format.html, **named, **given)
-        if fmt is Format.table and output is None and limit is None and report.limit_folds:
-            result = _fit_screen(result, lambda rows: database.report(
-                name, section=section, **{**named, "limit": rows}, **given), wide)
+        own = reports.bind(report, {**named, **given}).get("limit")
+        if fmt is Format.table and output is None and limit is None and report.limit_folds and isinstance(own, int):
+            # a terminal shows the findings that fit it: every shorter list is worked out at once
+            shorter = database.report_by_limit(name, list(range(own, 0, -1)), section=section,
+                                               **{k: v for k, v in named.items() if k != "limit"}, **given)
+            result = _fit_screen(shorter[own], shorter.__getitem__, wide)
+        else:
+            # the timeline strips are drawn for an HTML page alone, while the database is open
+            result = database.report(name, section=section, strips=fmt is Format.html, **named, **given)
     if fmt is Format.csv and len(result.sections) > 1:  # CSV holds one table: a stream or file each
         if output is None:
             rest = [n for n in result.sections if n != result.main_name]
@@ -568,7 +572,8 @@ def _fit_screen(result: "api.ReportResult", again: Callable[[int], "api.ReportRe
     """A report whose rows past its limit fold into a last row (why), shown on a terminal without
     --limit: as many rows as fit one screen, so that its first rows, the answer, are not scrolled
     away by its last (at least one row is kept). The rows that fit are counted on the table as
-    drawn, and the report runs once more for them (again only if that still does not fit)."""
+    drawn, and again(rows) gives the report listing that many (tried again while it still does not
+    fit)."""
     import shutil
 
     height = shutil.get_terminal_size((PIPE_WIDTH, SCREEN_ROWS)).lines if sys.stdout.isatty() else SCREEN_ROWS

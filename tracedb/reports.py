@@ -616,14 +616,43 @@ def pasteable(report: Report, values: dict[str, Any], section: str | None = None
 
 def run(con: duckdb.DuckDBPyConnection, report: Report, values: dict[str, Any]) -> list[tuple[Section, list[str], list[tuple]]]:
     """Run every section of a report; returns each section with its column names and rows."""
-    out = []
+    return [(section, *_execute(con, report, section.sql, values)) for section in report.sections]
+
+
+def run_by_limit(con: duckdb.DuckDBPyConnection, report: Report, values: dict[str, Any],
+                 limits: list[int]) -> dict[int, list[tuple[Section, list[str], list[tuple]]]]:
+    """run() for each of several limits of a report whose rows past its limit fold into a last
+    row (why), in one query a section: the section's SQL joined laterally to the limits, so that
+    its work that does not depend on the limit (all of why's but the choice of findings) is done
+    once. Returns each limit's sections as run() does."""
+    out: dict[int, list] = {limit: [] for limit in limits}
     for section in report.sections:
-        try:
-            cur = con.execute(section.sql, db.used_params(section.sql, values))
-        except duckdb.Error as exc:
-            reraise_interrupt(exc)
-            # error() in a report's SQL raises Invalid Input: its message is meant for the user as is
-            message = " ".join(str(exc).split()).removeprefix("Invalid Input Error: ")
-            raise TracedbError(f"report {report.name}: {message}") from None
-        out.append((section, [d[0] for d in cur.description], cur.fetchall()))
+        if "$limit" not in section.sql:
+            ran = _execute(con, report, section.sql, values)
+            for limit in limits:
+                out[limit].append((section, *ran))
+            continue
+
+        def by_column(m: re.Match) -> str:
+            return "__fit.l" if m.group(1) == "limit" else m.group(0)
+
+        inner = _SQL_PART.sub(by_column, section.sql).rstrip().rstrip(";")
+        # the section's own order is kept by numbering its rows as it gives them
+        sql = (f"SELECT __fit.l AS __limit, __rows.* FROM unnest($__limits) AS __fit(l), "
+               f"LATERAL (SELECT row_number() OVER () AS __row, * FROM ({inner})) AS __rows ORDER BY __limit, __row")
+        columns, rows = _execute(con, report, sql, {**values, "__limits": list(limits)})
+        for limit in limits:
+            out[limit].append((section, columns[2:], [r[2:] for r in rows if r[0] == limit]))
     return out
+
+
+def _execute(con: duckdb.DuckDBPyConnection, report: Report, sql: str,
+             values: dict[str, Any]) -> tuple[list[str], list[tuple]]:
+    try:
+        cur = con.execute(sql, db.used_params(sql, values))
+    except duckdb.Error as exc:
+        reraise_interrupt(exc)
+        # error() in a report's SQL raises Invalid Input: its message is meant for the user as is
+        message = " ".join(str(exc).split()).removeprefix("Invalid Input Error: ")
+        raise TracedbError(f"report {report.name}: {message}") from None
+    return [d[0] for d in cur.description], cur.fetchall()

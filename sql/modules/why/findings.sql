@@ -380,7 +380,7 @@ WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), key
     SELECT *, CASE WHEN stake >= 0 THEN slow WHEN slow = 'A' THEN 'B' ELSE 'A' END AS subj FROM ranked
 ), host_step AS (
     SELECT * FROM host_frames_of(trace_a, trace_b, want_phase,
-                                 (SELECT list(what) FROM listed WHERE kind = 'host-bound idle'))
+                                 coalesce((SELECT list(what) FROM listed WHERE kind = 'host-bound idle'), []::VARCHAR[]))
 ), names AS (
     SELECT (SELECT name FROM sides WHERE side = 'A') AS a_name, (SELECT name FROM sides WHERE side = 'B') AS b_name,
            (SELECT steps FROM steps WHERE side = 'A') AS a_steps, (SELECT steps FROM steps WHERE side = 'B') AS b_steps
