@@ -232,6 +232,35 @@ def test_one_collective_run_by_two_kernels_is_two_findings(tmp_path):
     assert "ncclDevKernel_Generic" in library["where"] and "cross_device_reduce_1stage" in custom["where"]
 
 
+def _phases(path, prefill_us, decode_us, flavour="nvidia") -> Path:
+    """A prefill step of four GEMMs, then a decode step of four, each step annotated as SGLang
+    annotates its batches, the GEMMs back to back."""
+    b = Built(flavour)
+    t = 100
+    for phase, us in (("PREFILL", prefill_us), ("DECODE", decode_us)):
+        b.x("user_annotation", f"step[{phase} bs=4]", t - 50, 4 * us + 60)
+        for _ in range(4):
+            b.on(GEMM, t - 4, t, us, stream(7))
+            t += us
+        t += 100
+    return b.write(path)
+
+
+def test_an_operation_in_two_phases_is_a_finding_per_phase(tmp_path):
+    """The GEMMs of prefill and of decode run different kernels at different speeds: one side
+    slower in decode and faster in prefill is two findings, each with its phase's per-call times,
+    rather than one that nets the two."""
+    db = tmp_path / "ph.duckdb"
+    run_cli("load", _phases(tmp_path / "a.json", 100, 10), _phases(tmp_path / "b.json", 80, 40, flavour="amd"),
+            "--jobs", "1", db=db, check=True)
+    rows = {r["part"]: r for r in _findings(db, "--trace", "a", "--vs", "b", "--limit", "all")}
+    decode, prefill = rows["slower kernels|Dense GEMM · decode"], rows["slower kernels|Dense GEMM · prefill"]
+    assert decode["slower"] == "b" and decode["at_stake_ns"] == 4 * (40 - 10) * US
+    assert "takes 40 µs a call on b against 10 µs on a" in decode["finding"]
+    assert prefill["kind"] == "faster kernels" and prefill["at_stake_ns"] == -4 * (100 - 80) * US
+    assert "b is 80 µs faster here" in prefill["finding"]
+
+
 def test_the_sql_macro_gives_the_report_s_rows(built):
     with tracedb.connect(built) as con:
         rows = con.sql("SELECT part, at_stake_ns FROM why_findings('fast', 'slow', NULL, 20, 12) ORDER BY rank").rows

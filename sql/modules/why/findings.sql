@@ -49,6 +49,14 @@ CREATE OR REPLACE MACRO _why_comm_part(op, name, phase, whole) AS
                         ELSE coalesce(nullif(regexp_extract(name, '([A-Za-z_][A-Za-z0-9_:]*)\s*[<(]', 1), ''), name) END
        || CASE WHEN whole AND phase IS NOT NULL AND phase <> 'none' THEN ' · ' || phase ELSE '' END;
 
+-- The part an operation's kernel time is counted in (scalar macro): the operation, and over a
+-- whole trace its phase, so that a finding carries one kind of call's per-call time (a decode GEMM
+-- and a prefill GEMM of one layer run different kernels at different speeds): 'Dense GEMM ·
+-- decode'. Parameters: op: the operation (align_op); phase: its kernel's phase; whole: true when
+-- the findings are the whole trace's.
+CREATE OR REPLACE MACRO _why_op_part(op, phase, whole) AS
+    op || CASE WHEN whole AND phase IS NOT NULL AND phase <> 'none' THEN ' · ' || phase ELSE '' END;
+
 -- A trace name as one word of a shell command (scalar macro): quoted when it holds anything but
 -- letters, digits and . _ - # + = , / : @ %.
 CREATE OR REPLACE MACRO _shell_word(name) AS
@@ -237,10 +245,11 @@ WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), key
            i.idle_ns - coalesce((SELECT sum(ns) FROM gap_groups g WHERE g.side = i.side), 0) AS ns
     FROM idle i
 ), ops AS (
-    -- each operation's kernel time (memsets as Memset), calls and kernels, as compare_wall counts it;
-    -- a collective's by the kernel that runs it and its phase (_why_comm_part)
+    -- each operation's kernel time (memsets as Memset), calls and kernels, as compare_wall counts it,
+    -- over a whole trace per phase (_why_op_part); a collective's by the kernel that runs it and its
+    -- phase (_why_comm_part)
     SELECT s.side, CASE WHEN d.class = 'comm' THEN _why_comm_part(align_op(d.op, d.pattern), d.name, d.phase, want_phase IS NULL)
-                        ELSE align_op(d.op, d.pattern) END AS op,
+                        ELSE _why_op_part(align_op(d.op, d.pattern), d.phase, want_phase IS NULL) END AS op,
            sum(d.dur_ns) AS ns, count(*) AS kernels,
            count(DISTINCT coalesce(f.call_id, -d.event_id)) AS calls, bool_or(d.class = 'comm') AS comm,
            mode(d.cpu_op ORDER BY d.cpu_op) AS cpu_op, mode(d.name ORDER BY d.name) AS kernel
