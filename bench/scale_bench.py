@@ -56,7 +56,8 @@ def run_report(db: Path, name: str, pair: bool | None, a: str, b: str) -> tuple[
     else:
         command += ["--trace", a] + (["--vs", b] if pair else [])
     started = time.perf_counter()
-    pid = os.posix_spawn(command[0], command, os.environ)
+    quiet = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_WRONLY, 0) for fd in (1, 2)]  # its output is not timed
+    pid = os.posix_spawn(command[0], command, os.environ, file_actions=quiet)
     _, status, usage = os.wait4(pid, 0)
     seconds = time.perf_counter() - started
     if os.waitstatus_to_exitcode(status) != 0:
