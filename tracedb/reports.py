@@ -106,6 +106,11 @@ ALIAS_WHEN = ("patterns", "many")
 # --limit all: every row (a report whose default limit folds the rest into a last row lists them all)
 ALL_ROWS = 2 ** 62
 
+# What a report may have computed before its SQL runs ("-- Computed: NAME"): a walk SQL does not
+# express, registered on the connection as relations of its own (tracedb.critical: the critical
+# path of each step, critical_steps and critical_edges)
+COMPUTED = ("critical",)
+
 # Parameters every report that has them takes as options of their own on the command line.
 COMMON_OPTIONS = ("trace", "vs", "phase", "limit")
 
@@ -140,6 +145,7 @@ class Report:
     aliases: list[Alias] = field(default_factory=list)  # "-- Alias: NAME when CONDITION" lines
     rows_for: str | None = None  # "-- Rows: ...": the traces it has rows for (None: every trace with kernels)
     strips: str | None = None  # "-- Strips: ...": its HTML draws the timeline strips of its traces
+    computed: str | None = None  # "-- Computed: NAME": relations tracedb computes in Python before it runs (COMPUTED)
 
     def section(self, name: str) -> Section:
         """The section of that name, or a TracedbError listing those there are."""
@@ -273,6 +279,10 @@ def _parse_header(path: Path, report: Report, section: Section, header: list[tup
                 report.rows_for = stripped.split(":", 1)[1].strip()
             elif part == "summary" and stripped.lower().startswith("strips:") and allow_params:
                 report.strips = stripped.split(":", 1)[1].strip()
+            elif part == "summary" and stripped.lower().startswith("computed:") and allow_params:
+                report.computed = stripped.split(":", 1)[1].strip().split()[0]
+                if report.computed not in COMPUTED:
+                    raise ValueError(f"expected 'Computed: {' | '.join(COMPUTED)}  what it computes'")
             elif part == "summary" and stripped.lower().startswith("limit:") and allow_params:
                 report.limit_folds = True
             elif part == "summary" and stripped.lower().startswith("example:") and allow_params:
@@ -603,6 +613,9 @@ def pasteable(report: Report, values: dict[str, Any], section: str | None = None
                    if m.group(1) and m.group(1) in values})
     lines = [f"-- tracedb report {report.name}: paste into a DuckDB shell on the database (duckdb FILE); "
              "change a SET VARIABLE to run it for other values"]
+    if report.computed:
+        lines.append(f"-- it reads relations tracedb computes in Python ({report.computed}: tracedb.{report.computed}), "
+                     "registered on a connection by tracedb.connect(FILE).report(...)")
     lines += [f'SET VARIABLE "{name}" = {sql_literal(values[name])};' for name in used]
 
     def param(m: re.Match) -> str:

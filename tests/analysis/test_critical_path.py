@@ -1,0 +1,149 @@
+"""The critical path of a step (tracedb.critical, report critical-path): against Holistic Trace
+Analysis's own figures on its test traces and on a corpus trace (tests/hta_reference: HTA's output
+and the command that wrote it), and on traces built here whose path is known exactly."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+import tracedb
+from builders import GEMM, US, Built, stream
+from conftest import CORPUS, FIXTURES, run_cli
+from tracedb import critical
+from tracedb.testing import runtime_call
+
+HTA = Path(__file__).resolve().parents[1] / "hta_reference" / "critical_path.csv"
+ALEXNET_FORWARD = "[param|pytorch.model.alex_net|0|0|0|measure|forward]"
+
+# HTA's bound_by against ours: copies and memsets are HTA's GPU compute
+AS_HTA = {"host": "cpu_bound", "compute": "gpu_compute_bound", "memcpy/memset": "gpu_compute_bound",
+          "communication": "gpu_communication_bound", "launch overhead": "gpu_kernel_launch_overhead",
+          "kernel-to-kernel overhead": "gpu_kernel_kernel_overhead"}
+
+# the traces where HTA's assumptions hold (one thread issuing the work, an annotated window), with
+# the window HTA was asked for: (annotation, instance) or None for the whole trace
+AGREED = {
+    "a100_simple_add": (FIXTURES / "critical" / "a100_simple_add.json.gz", (ALEXNET_FORWARD, 1)),
+    "a100_alexnet": (FIXTURES / "kineto" / "a100_alexnet.json.gz", (ALEXNET_FORWARD, 1)),
+    "cuda_event_sync": (FIXTURES / "critical" / "cuda_event_sync.json.gz", ("ProfilerStep", 0)),
+    "cuda_event_sync_multi_stream": (FIXTURES / "critical" / "cuda_event_sync_multi_stream.json.gz", None),
+    "a100_triton_example": (FIXTURES / "kineto" / "a100_triton_example.json.gz", ("ProfilerStep", 0)),
+    "mi250_minitoy_train": (FIXTURES / "kineto" / "mi250_minitoy_train.json.gz", ("ProfilerStep", 0)),
+    "h100_timesformer": (CORPUS / "h100_timesformer.json.gz", ("ProfilerStep", 0)),
+}
+
+
+def hta_figures() -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    with HTA.open() as f:
+        for row in csv.DictReader(f):
+            if row["us"]:
+                out.setdefault(row["trace"], {})[row["bound"]] = float(row["us"])
+    return out
+
+
+@pytest.fixture(scope="module")
+def hta_db(tmp_path_factory):
+    db = tmp_path_factory.mktemp("critical") / "c.duckdb"
+    files = [p for p, _ in AGREED.values() if p.exists()]
+    run_cli("load", *files, "--jobs", "1", db=db, check=True)
+    return db
+
+
+def _window(con, name: str, window) -> tuple[int, int, int]:
+    trace_id = con.sql(f"SELECT trace_id FROM traces WHERE name = '{name}'").rows[0][0]
+    if window is None:
+        lo, hi = con.sql(f"SELECT ts_ns, end_ns FROM critical_windows('{name}') WHERE step IS NULL").rows[0]
+        return trace_id, lo, hi
+    annotation, instance = window
+    rows = con.sql(f"SELECT ts_ns, ts_ns + dur_ns FROM annotations WHERE trace_id = {trace_id} "
+                   f"AND cat = 'user_annotation' AND starts_with(name, '{annotation}') ORDER BY ts_ns").rows
+    return trace_id, *rows[instance]
+
+
+@pytest.mark.parametrize("name", sorted(AGREED))
+def test_the_path_agrees_with_hta(hta_db, name):
+    """The same length within 1 % and each bound's share within 1 point, on the window HTA read."""
+    path, window = AGREED[name]
+    if not path.exists():
+        pytest.skip(f"{path} is not here (the corpus: $TRACEDB_CORPUS)")
+    theirs = hta_figures()[name]
+    with tracedb.connect(hta_db, files=True) as db:
+        trace_id, lo, hi = _window(db, name, window)
+        graph = critical.build(db.con, trace_id, lo, hi)
+        ours = critical.longest_path(graph)
+    assert ours.length / 1000 == pytest.approx(theirs["(length)"], rel=0.01)
+    shares: dict[str, float] = {}
+    for bound, ns in ours.bounds(graph).items():
+        if bound in AS_HTA:
+            shares[AS_HTA[bound]] = shares.get(AS_HTA[bound], 0) + 100 * ns / ours.length
+    for bound, us in theirs.items():
+        if bound.startswith("("):
+            continue
+        assert shares.get(bound, 0) == pytest.approx(100 * us / theirs["(length)"], abs=1.0), bound
+
+
+def _path(tmp_path, build) -> tuple[critical.Graph, critical.Path]:
+    b = Built()
+    build(b)
+    db = tmp_path / "b.duckdb"
+    run_cli("load", b.write(tmp_path / "b.json"), db=db, check=True)
+    with tracedb.connect(db, files=True) as con:
+        lo, hi = con.sql("SELECT ts_ns, end_ns FROM critical_windows('b') WHERE step IS NULL").rows[0]
+        graph = critical.build(con.con, 1, lo, hi)
+        return graph, critical.longest_path(graph)
+
+
+def test_a_host_bound_step_is_its_host_time(tmp_path):
+    """An operator of 1,000 µs launching a 10 µs kernel at its start: the host bounds the step."""
+    def build(b):
+        b.x("cpu_op", "aten::mm", 0, 1_000, **{"External id": 1})
+        b.on(GEMM, 1, 10, 10, stream(7), ext=1)
+    graph, path = _path(tmp_path, build)
+    assert path.length == 1_000 * US and path.bounds(graph)["host"] == 1_000 * US
+
+
+def test_a_gpu_bound_step_is_its_kernels_and_launch(tmp_path):
+    """A 10 µs operator launching a 500 µs kernel, then a device synchronize the host waits in
+    (with the device's cuda_sync record): the path is the launch delay, the kernel, and no host wait."""
+    def build(b):
+        b.x("cpu_op", "aten::mm", 0, 10, **{"External id": 1})
+        b.on(GEMM, 1, 5, 500, stream(7), ext=1)
+        b.events.append(runtime_call("cudaDeviceSynchronize", 20, 490, 77))
+        b.x("cuda_sync", "Context Sync", 505, 1, pid=0, tid=7, correlation=77, cuda_sync_kind="Context Sync",
+            stream=-1)
+    graph, path = _path(tmp_path, build)
+    bounds = path.bounds(graph)
+    assert bounds["compute"] == 500 * US and bounds["launch overhead"] == 4 * US
+    assert path.length == 505 * US  # from the operator's start: 1 µs into it, 4 of launch delay, 500 of kernel
+
+
+def test_an_edge_backwards_in_time_is_left_out_and_counted(tmp_path):
+    """A kernel recorded before the call that launched it (clock skew): its launch edge would run
+    backwards; it is left out, counted, and the path is still found (the kernel's 20 µs, now tied
+    to nothing, is longer than the operator's 10)."""
+    def build(b):
+        b.x("cpu_op", "aten::mm", 100, 10, **{"External id": 1})
+        b.on(GEMM, 105, 50, 20, stream(7), ext=1)
+    graph, path = _path(tmp_path, build)
+    assert graph.dropped == 1 and path.length == 20 * US
+
+
+def test_the_report_splits_each_step_s_path_and_names_what_is_on_it(tmp_path):
+    db = tmp_path / "r.duckdb"
+    run_cli("load", FIXTURES / "critical" / "cuda_event_sync.json.gz", db=db, check=True)
+    out = run_cli("report", "critical-path", "--trace", "cuda_event_sync", "--format", "json", db=db)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    steps, on_path = report["main"], report["on the path"]
+    assert len(steps) == 1 and steps[0]["path_ns"] == 2_401_000  # HTA: 2,401 µs
+    parts = ("host_ns", "compute_ns", "communication_ns", "memcpy_ns", "launch_ns", "kernel_kernel_ns")
+    assert sum(steps[0][p] for p in parts) == steps[0]["path_ns"]
+    assert sum(r["on_path_ns"] for r in on_path) <= steps[0]["path_ns"]
+    assert on_path[0]["on_path_ns"] == max(r["on_path_ns"] for r in on_path)
+    missing = run_cli("report", "critical-path", "--trace", "cuda_event_sync", "--step", "99", db=db)
+    assert missing.returncode == 1 and "no step 99" in missing.stderr and "Traceback" not in missing.stderr

@@ -1,0 +1,394 @@
+"""The dependency graph of a step and its critical path (the longest path through it).
+
+The events come from SQL (sql/modules/critical/graph.sql: a window's host operations, runtime
+calls and the device work they launched, and the device's synchronisation records); the graph and
+the walk are here, since a longest path over events ordered in time is one pass over arrays.
+
+The graph follows Holistic Trace Analysis's (HTA's critical_path_analysis), so that where its
+assumptions hold the two agree:
+- every event is two nodes, its start and its end;
+- on each host thread, the events nest: an edge runs from each node to the next one in the
+  thread's depth-first order, weighted by the time between them (an operator edge); inside a
+  blocking runtime call (a synchronize) the thread waits for the device, so the edge to its end
+  weighs nothing; consecutive top-level operations are joined by a dependency of no weight;
+- each kernel, copy or memset is an operator edge of its own duration; it follows its launch
+  (a launch edge, weighted by the launch delay) when its stream had nothing queued, else the end of
+  the stream's previous work (a kernel-to-kernel edge, weighted by the gap);
+- the device's synchronisation records add edges of no weight: a device or stream synchronize
+  waits for the last work of every stream or of its stream, an event synchronize for the work
+  launched on the event's stream before the event was recorded, and a stream's wait for an event
+  holds the next work launched on that stream until that work ends.
+An edge that would run backwards in time (clock skew between host and device, a missing
+correlation) is left out and counted; none is fatal.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import duckdb
+
+from .errors import TracedbError
+
+# Edge types, as HTA names them
+OPERATOR, DEPENDENCY, LAUNCH, KERNEL_KERNEL, SYNC = "operator", "dependency", "launch", "kernel-kernel", "sync"
+
+# A negative edge weight down to this many nanoseconds is rounding (a child ending a nanosecond
+# after its parent): it counts as 0. Beyond it, the edge runs backwards and is left out.
+ROUNDING_NS = 1000
+
+BOUNDS = ("host", "compute", "communication", "memcpy/memset", "launch overhead", "kernel-to-kernel overhead",
+          "synchronisation")
+
+
+@dataclass
+class Event:
+    kind: str
+    event_id: int
+    source: str
+    name: str
+    pid: str | None
+    tid: str | None
+    stream: int | None
+    ts: int
+    end: int
+    correlation: int | None
+    blocking: bool
+    launch_id: int | None
+    bound: str | None
+
+
+@dataclass
+class Graph:
+    """Nodes 2i (start) and 2i+1 (end) of events[i]; edges as parallel lists."""
+    events: list[Event]
+    src: list[int] = field(default_factory=list)
+    dst: list[int] = field(default_factory=list)
+    weight: list[int] = field(default_factory=list)
+    type: list[str] = field(default_factory=list)
+    owner: list[int] = field(default_factory=list)  # the event an edge's time is counted to (-1: none)
+    dropped: int = 0  # edges that would run backwards in time
+
+    def node_ts(self, node: int) -> int:
+        e = self.events[node // 2]
+        return e.end if node % 2 else e.ts
+
+    def add(self, src: int, dst: int, kind: str, owner: int = -1, zero: bool = False) -> None:
+        w = self.node_ts(dst) - self.node_ts(src)
+        if w < -ROUNDING_NS:
+            self.dropped += 1
+            return
+        self.src.append(src)
+        self.dst.append(dst)
+        self.weight.append(0 if zero or kind in (DEPENDENCY, SYNC) else max(w, 0))
+        self.type.append(kind)
+        self.owner.append(owner)
+
+
+@dataclass
+class Path:
+    """The critical path of a graph: its length and its edges, first to last."""
+    length: int
+    edges: list[int]
+
+    def bounds(self, graph: Graph) -> dict[str, int]:
+        """Nanoseconds of the path per bound (BOUNDS)."""
+        out = dict.fromkeys(BOUNDS, 0)
+        for e in self.edges:
+            out[bound_of(graph, e)] += graph.weight[e]
+        return out
+
+
+def bound_of(graph: Graph, edge: int) -> str:
+    kind = graph.type[edge]
+    if kind == LAUNCH:
+        return "launch overhead"
+    if kind == KERNEL_KERNEL:
+        return "kernel-to-kernel overhead"
+    if kind in (DEPENDENCY, SYNC):
+        return "synchronisation"
+    owner = graph.events[graph.owner[edge]] if graph.owner[edge] >= 0 else None
+    if owner is None or owner.kind == "host":
+        return "host"
+    return owner.bound or "compute"
+
+
+def events(con: duckdb.DuckDBPyConnection, trace_id: int, lo: int, hi: int) -> list[Event]:
+    rows = con.execute("SELECT kind, event_id, source, name, pid, tid, stream, ts_ns, end_ns, correlation, blocking, "
+                       "launch_id, bound FROM critical_events(?, ?, ?) ORDER BY ts_ns, end_ns DESC, source, event_id",
+                       [trace_id, lo, hi]).fetchall()
+    return [Event(*r) for r in rows]
+
+
+def build(con: duckdb.DuckDBPyConnection, trace_id: int, lo: int, hi: int) -> Graph:
+    """The dependency graph of the window [lo, hi] of a trace."""
+    graph = Graph(events(con, trace_id, lo, hi))
+    _host_edges(graph)
+    syncs = con.execute("SELECT kind, ts_ns, end_ns, stream, correlation, wait_on_stream, record_corr "
+                        "FROM critical_syncs(?, ?, ?)", [trace_id, lo, hi]).fetchall()
+    _device_edges(graph, syncs)
+    return graph
+
+
+def _host_edges(graph: Graph) -> None:
+    """Each host thread's events in depth-first order (they arrive ordered by start, outer first)."""
+    threads: dict[tuple, list[int]] = defaultdict(list)
+    for i, e in enumerate(graph.events):
+        if e.kind == "host":
+            threads[(e.pid, e.tid)].append(i)
+    for members in threads.values():
+        stack: list[int] = []
+        last: int | None = None  # the last node visited, None between top-level operations
+        last_top: int | None = None  # the end of the last top-level operation
+
+        def leave() -> None:
+            nonlocal last, last_top
+            i = stack.pop()
+            e = graph.events[i]
+            if last is not None:
+                # start -> end of a leaf is the leaf's; end -> end is the one ending
+                graph.add(last, 2 * i + 1, OPERATOR, owner=i, zero=e.blocking)
+            if stack:
+                last = 2 * i + 1
+            else:
+                last, last_top = None, 2 * i + 1
+
+        for i in members:
+            e = graph.events[i]
+            while stack and graph.events[stack[-1]].end <= e.ts:
+                leave()
+            if not stack and last_top is not None:
+                graph.add(last_top, 2 * i, DEPENDENCY)
+            if last is not None:
+                # start -> start is the outer event's time; end -> start the parent's
+                graph.add(last, 2 * i, OPERATOR, owner=(last // 2) if last % 2 == 0 else stack[-1])
+            last = 2 * i
+            stack.append(i)
+        while stack:
+            leave()
+
+
+def _device_edges(graph: Graph, syncs: list[tuple]) -> None:
+    """Kernels, copies and memsets in the order they start, the synchronisation records at their end."""
+    by_event = {(e.source, e.event_id): i for i, e in enumerate(graph.events)}
+    by_correlation = {e.correlation: i for i, e in enumerate(graph.events)
+                      if e.source == "runtime_calls" and e.correlation is not None}
+    device = [i for i, e in enumerate(graph.events) if e.kind != "host"]
+    # the work launched on each stream, in launch order, for the event records
+    launched_on: dict[int, list[tuple[int, int]]] = defaultdict(list)  # stream -> [(launch ts, event)]
+    for i in device:
+        e = graph.events[i]
+        launch = by_event.get(("runtime_calls", e.launch_id))
+        if launch is not None and e.stream is not None:
+            launched_on[e.stream].append((graph.events[launch].ts, i))
+    for work in launched_on.values():
+        work.sort()
+
+    def before_record(stream: int | None, record_corr: int | None) -> int | None:
+        """The work launched on stream last before the event record of that correlation."""
+        record = by_correlation.get(record_corr)
+        if record is None or stream is None:
+            return None
+        at = graph.events[record].ts
+        found = None
+        for ts, i in launched_on.get(stream, []):
+            if ts > at:
+                break
+            found = i
+        return found
+
+    # a stream's wait for an event: the next work launched on it after the wait waits for the work
+    # recorded by the event
+    waits: dict[int, int] = {}
+    items = [(graph.events[i].ts, 0, i) for i in device] + [(s[2], 1, n) for n, s in enumerate(syncs)]
+    for _, what, n in sorted(items):
+        if what == 1 and syncs[n][0] == "Stream Wait Event":
+            kind, _, _, stream, corr, wait_on, record_corr = syncs[n]
+            src = before_record(wait_on, record_corr)
+            caller = by_correlation.get(corr)
+            if src is None or caller is None or stream is None:
+                continue
+            after = graph.events[caller].ts
+            nxt = next((i for ts, i in launched_on.get(stream, []) if ts >= after), None)
+            if nxt is not None:
+                waits[nxt] = src
+    # HTA's queue of each stream: work launched and not yet started. A launch delay is on the path
+    # only where the work was alone in its queue from its launch to its start.
+    alone = _alone_in_queue(graph, device, by_event)
+    last_on: dict[int, int] = {}  # stream -> its last work's event
+    for _, what, n in sorted(items):
+        if what == 1:
+            kind, _, _, stream, corr, wait_on, record_corr = syncs[n]
+            caller = by_correlation.get(corr)
+            if caller is None:
+                continue
+            if kind == "Context Sync":
+                for i in last_on.values():
+                    graph.add(2 * i + 1, 2 * caller + 1, SYNC)
+            elif kind == "Stream Sync" and stream in last_on:
+                graph.add(2 * last_on[stream] + 1, 2 * caller + 1, SYNC)
+            elif kind == "Event Sync":
+                src = before_record(wait_on, record_corr)
+                if src is not None:
+                    graph.add(2 * src + 1, 2 * caller + 1, SYNC)
+            continue
+        i = n
+        e = graph.events[i]
+        graph.add(2 * i, 2 * i + 1, OPERATOR, owner=i)
+        launch = by_event.get(("runtime_calls", e.launch_id))
+        prev = last_on.get(e.stream)
+        waited = waits.get(i)
+        if waited is not None:
+            graph.add(2 * waited + 1, 2 * i, SYNC)
+        launch_ts = graph.events[launch].ts if launch is not None else None
+        if launch_ts is not None and e.ts < launch_ts - ROUNDING_NS:
+            graph.dropped += 1  # recorded before its launch: the launch edge would run backwards
+            launch, launch_ts = None, None
+        queued = prev is not None and (launch_ts is None or graph.events[prev].end >= launch_ts)
+        held = waited is not None and (launch_ts is None or graph.events[waited].end >= launch_ts)
+        if launch is not None and i in alone and not queued and not held:
+            graph.add(2 * launch, 2 * i, LAUNCH)
+        elif prev is not None and (waited is None or graph.events[waited].end < graph.events[prev].end):
+            graph.add(2 * prev + 1, 2 * i, KERNEL_KERNEL, owner=prev)
+        if e.stream is not None:
+            last_on[e.stream] = i
+
+
+def _alone_in_queue(graph: Graph, device: list[int], by_event: dict) -> set[int]:
+    """The device work that was the only work queued on its stream from its launch to its start:
+    each launch adds to its stream's queue and each start takes from it (a launch before a start
+    at one time), and the work is alone when the queue holds 1 just after its launch and 0 just
+    after its start."""
+    steps: dict[int, list[tuple[int, int, int]]] = defaultdict(list)  # stream -> (ts, order, event)
+    for i in device:
+        e = graph.events[i]
+        launch = by_event.get(("runtime_calls", e.launch_id))
+        if launch is None or e.stream is None:
+            continue
+        steps[e.stream].append((graph.events[launch].ts, 0, i))
+        steps[e.stream].append((e.ts, 1, i))
+    alone = set()
+    for series in steps.values():
+        queue = 0
+        after_launch: dict[int, int] = {}
+        for _, start, i in sorted(series):
+            queue += -1 if start else 1
+            if not start:
+                after_launch[i] = queue
+            elif queue == 0 and after_launch.get(i) == 1:
+                alone.add(i)
+    return alone
+
+
+def longest_path(graph: Graph) -> Path:
+    """The longest path through the graph: nodes taken in an order every edge follows (by time, then
+    by the edges' own order among nodes of one time), each reached at the longest distance."""
+    nodes = 2 * len(graph.events)
+    if not nodes:
+        raise TracedbError("no host operation or device work in this window")
+    outgoing: list[list[int]] = [[] for _ in range(nodes)]
+    indegree = [0] * nodes
+    for e, (u, v) in enumerate(zip(graph.src, graph.dst)):
+        outgoing[u].append(e)
+        indegree[v] += 1
+    dist = [0] * nodes
+    via = [-1] * nodes
+    seen = 0
+    heap = [(graph.node_ts(n), n) for n in range(nodes) if indegree[n] == 0]
+    heapq.heapify(heap)
+    while heap:
+        _, u = heapq.heappop(heap)
+        seen += 1
+        for e in outgoing[u]:
+            v = graph.dst[e]
+            d = dist[u] + graph.weight[e]
+            if d > dist[v] or via[v] < 0 and d >= dist[v]:
+                dist[v], via[v] = d, e
+            indegree[v] -= 1
+            if indegree[v] == 0:
+                heapq.heappush(heap, (graph.node_ts(v), v))
+    if seen < nodes:
+        raise TracedbError("the dependency graph has a cycle")  # every edge runs forward in time: a defect
+    end = max(range(nodes), key=lambda n: (dist[n], -n))
+    edges = []
+    while via[end] >= 0:
+        edges.append(via[end])
+        end = graph.src[via[end]]
+    edges.reverse()
+    return Path(sum(graph.weight[e] for e in edges), edges)
+
+
+def windows(con: duckdb.DuckDBPyConnection, trace: str, step: int | None = None,
+            phase: str | None = None) -> list[tuple[int, int | None, int, int]]:
+    """The windows of a trace a critical path is found in: (trace_id, step, start, end) of each of
+    its steps (of one step, or of the steps of one phase), or of the whole trace where it has none."""
+    rows = con.execute("SELECT trace_id, step, ts_ns, end_ns FROM critical_windows(?) ORDER BY step NULLS LAST, ts_ns",
+                       [trace]).fetchall()
+    steps = [r for r in rows if r[1] is not None]
+    if phase is not None:
+        phased = {s for (s,) in con.execute("SELECT DISTINCT iteration FROM kernel_facts f JOIN traces t USING (trace_id) "
+                                            "WHERE is_trace(t.name, t.trace_id, ?) AND f.phase = ?",
+                                            [trace, phase]).fetchall()}
+        steps = [r for r in steps if r[1] in phased]
+    if step is not None:
+        steps = [r for r in steps if r[1] == step]
+        if not steps:
+            raise TracedbError(f"{trace}: no step {step} (tracedb report timeline --trace {trace} lists them)")
+    if steps or phase is not None:
+        return steps
+    return [r for r in rows if r[1] is None]
+
+
+# each bound's column in critical_steps
+BOUND_COLUMNS = {"host": "host_ns", "compute": "compute_ns", "communication": "communication_ns",
+                 "memcpy/memset": "memcpy_ns", "launch overhead": "launch_ns",
+                 "kernel-to-kernel overhead": "kernel_kernel_ns", "synchronisation": "sync_ns"}
+STEP_COLUMNS = ("trace_id", "step", "span_ns", "path_ns", *BOUND_COLUMNS.values(), "edges", "dropped")
+EDGE_COLUMNS = ("trace_id", "step", "seq", "type", "bound", "weight_ns", "kind", "source", "event_id", "name")
+
+
+def register(con: duckdb.DuckDBPyConnection, trace: str | None = None, step: int | None = None,
+             phase: str | None = None) -> None:
+    """Find the critical path of each window of a trace (windows(); every trace with host
+    operations or kernels when trace is None) and register the results on the connection, for a
+    report's SQL: critical_steps (a row per window: its span, the path's length and its split by
+    bound) and critical_edges (a row per edge of each path, first to last, with the event its time
+    is counted to)."""
+    import pyarrow as pa
+
+    traces = [trace] if trace is not None else [f"#{t}" for (t,) in con.execute(
+        "SELECT trace_id FROM traces t WHERE EXISTS (SELECT 1 FROM cpu_ops c WHERE c.trace_id = t.trace_id) "
+        "OR EXISTS (SELECT 1 FROM kernels k WHERE k.trace_id = t.trace_id) ORDER BY trace_id").fetchall()]
+    chosen = []
+    for name in traces:
+        try:
+            chosen += windows(con, name, step, phase)
+        except TracedbError:
+            if trace is not None:
+                raise  # the trace asked for has no such step; among every trace, those that have it
+    steps, edges = [], []
+    for trace_id, number, lo, hi in chosen:
+        graph = build(con, trace_id, lo, hi)
+        if not graph.events:
+            continue
+        path = longest_path(graph)
+        bounds = path.bounds(graph)
+        steps.append((trace_id, number, hi - lo, path.length, *[bounds[b] for b in BOUNDS], len(graph.src),
+                      graph.dropped))
+        for seq, e in enumerate(path.edges, 1):
+            owner = graph.events[graph.owner[e]] if graph.owner[e] >= 0 else None
+            edges.append((trace_id, number, seq, graph.type[e], bound_of(graph, e), graph.weight[e],
+                          owner.kind if owner else None, owner.source if owner else None,
+                          owner.event_id if owner else None, owner.name if owner else None))
+    types = {"trace_id": pa.int32(), "step": pa.int64(), "seq": pa.int64(), "edges": pa.int64(), "dropped": pa.int64(),
+             "event_id": pa.int64()}
+
+    def table(columns: tuple[str, ...], rows: list[tuple]) -> "pa.Table":
+        return pa.table({c: pa.array([r[i] for r in rows],
+                                     type=types.get(c, pa.int64() if c.endswith("_ns") else pa.string()))
+                         for i, c in enumerate(columns)})
+
+    con.register("critical_steps", table(STEP_COLUMNS, steps))
+    con.register("critical_edges", table(EDGE_COLUMNS, edges))
