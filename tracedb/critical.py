@@ -34,6 +34,9 @@ from .errors import TracedbError
 
 # Edge types, as HTA names them
 OPERATOR, DEPENDENCY, LAUNCH, KERNEL_KERNEL, SYNC = "operator", "dependency", "launch", "kernel-kernel", "sync"
+# work never starts before its launch: an edge of no weight where the launch delay is not on the
+# path (HTA's zero-weight launch edges), which keeps a replay causal
+CAUSAL = "causal"
 
 # A negative edge weight down to this many nanoseconds is rounding (a child ending a nanosecond
 # after its parent): it counts as 0. Beyond it, the edge runs backwards and is left out.
@@ -69,20 +72,22 @@ class Graph:
     weight: list[int] = field(default_factory=list)
     type: list[str] = field(default_factory=list)
     owner: list[int] = field(default_factory=list)  # the event an edge's time is counted to (-1: none)
+    elapsed: list[int] = field(default_factory=list)  # the time the edge took in the trace (replay's weight)
     dropped: int = 0  # edges that would run backwards in time
 
     def node_ts(self, node: int) -> int:
         e = self.events[node // 2]
         return e.end if node % 2 else e.ts
 
-    def add(self, src: int, dst: int, kind: str, owner: int = -1, zero: bool = False) -> None:
+    def add(self, src: int, dst: int, kind: str, owner: int = -1, zero: bool = False, timed: bool = False) -> None:
         w = self.node_ts(dst) - self.node_ts(src)
         if w < -ROUNDING_NS:
             self.dropped += 1
             return
         self.src.append(src)
         self.dst.append(dst)
-        self.weight.append(0 if zero or kind in (DEPENDENCY, SYNC) else max(w, 0))
+        self.weight.append(0 if zero or kind in (DEPENDENCY, SYNC, CAUSAL) else max(w, 0))
+        self.elapsed.append(0 if kind == SYNC or kind == CAUSAL and not timed else max(w, 0))
         self.type.append(kind)
         self.owner.append(owner)
 
@@ -107,7 +112,7 @@ def bound_of(graph: Graph, edge: int) -> str:
         return "launch overhead"
     if kind == KERNEL_KERNEL:
         return "kernel-to-kernel overhead"
-    if kind in (DEPENDENCY, SYNC):
+    if kind in (DEPENDENCY, SYNC, CAUSAL):
         return "synchronisation"
     owner = graph.events[graph.owner[edge]] if graph.owner[edge] >= 0 else None
     if owner is None or owner.kind == "host":
@@ -250,8 +255,14 @@ def _device_edges(graph: Graph, syncs: list[tuple]) -> None:
         held = waited is not None and (launch_ts is None or graph.events[waited].end >= launch_ts)
         if launch is not None and i in alone and not queued and not held:
             graph.add(2 * launch, 2 * i, LAUNCH)
-        elif prev is not None and (waited is None or graph.events[waited].end < graph.events[prev].end):
-            graph.add(2 * prev + 1, 2 * i, KERNEL_KERNEL, owner=prev)
+        else:
+            follows = prev is not None and (waited is None or graph.events[waited].end < graph.events[prev].end)
+            if follows:
+                graph.add(2 * prev + 1, 2 * i, KERNEL_KERNEL, owner=prev)
+            if launch is not None:
+                # with nothing before it on the stream in the window, the launch delay the trace
+                # recorded is all a replay knows of when it started
+                graph.add(2 * launch, 2 * i, CAUSAL, timed=not follows and waited is None)
         if e.stream is not None:
             last_on[e.stream] = i
 
@@ -282,17 +293,25 @@ def _alone_in_queue(graph: Graph, device: list[int], by_event: dict) -> set[int]
     return alone
 
 
+def _adjacency(graph: Graph, nodes: int, causal: bool) -> tuple[list[list[int]], list[int]]:
+    """Each node's outgoing edges and its number of incoming ones (the causal edges of a replay only
+    when asked: HTA's path has none)."""
+    outgoing: list[list[int]] = [[] for _ in range(nodes)]
+    indegree = [0] * nodes
+    for e, (u, v) in enumerate(zip(graph.src, graph.dst)):
+        if causal or graph.type[e] != CAUSAL:
+            outgoing[u].append(e)
+            indegree[v] += 1
+    return outgoing, indegree
+
+
 def longest_path(graph: Graph) -> Path:
     """The longest path through the graph: nodes taken in an order every edge follows (by time, then
     by the edges' own order among nodes of one time), each reached at the longest distance."""
     nodes = 2 * len(graph.events)
     if not nodes:
         raise TracedbError("no host operation or device work in this window")
-    outgoing: list[list[int]] = [[] for _ in range(nodes)]
-    indegree = [0] * nodes
-    for e, (u, v) in enumerate(zip(graph.src, graph.dst)):
-        outgoing[u].append(e)
-        indegree[v] += 1
+    outgoing, indegree = _adjacency(graph, nodes, causal=False)
     dist = [0] * nodes
     via = [-1] * nodes
     seen = 0
@@ -345,7 +364,8 @@ def windows(con: duckdb.DuckDBPyConnection, trace: str, step: int | None = None,
 BOUND_COLUMNS = {"host": "host_ns", "compute": "compute_ns", "communication": "communication_ns",
                  "memcpy/memset": "memcpy_ns", "launch overhead": "launch_ns",
                  "kernel-to-kernel overhead": "kernel_kernel_ns", "synchronisation": "sync_ns"}
-STEP_COLUMNS = ("trace_id", "step", "span_ns", "path_ns", *BOUND_COLUMNS.values(), "edges", "dropped")
+STEP_COLUMNS = ("trace_id", "step", "span_ns", "work_ns", "replay_ns", "path_ns", *BOUND_COLUMNS.values(), "edges",
+                "dropped")
 EDGE_COLUMNS = ("trace_id", "step", "seq", "type", "bound", "weight_ns", "kind", "source", "event_id", "name")
 
 
@@ -375,8 +395,9 @@ def register(con: duckdb.DuckDBPyConnection, trace: str | None = None, step: int
             continue
         path = longest_path(graph)
         bounds = path.bounds(graph)
-        steps.append((trace_id, number, hi - lo, path.length, *[bounds[b] for b in BOUNDS], len(graph.src),
-                      graph.dropped))
+        work = max(e.end for e in graph.events) - min(e.ts for e in graph.events)
+        steps.append((trace_id, number, hi - lo, work, replay(graph), path.length, *[bounds[b] for b in BOUNDS],
+                      len(graph.src), graph.dropped))
         for seq, e in enumerate(path.edges, 1):
             owner = graph.events[graph.owner[e]] if graph.owner[e] >= 0 else None
             edges.append((trace_id, number, seq, graph.type[e], bound_of(graph, e), graph.weight[e],
@@ -392,3 +413,34 @@ def register(con: duckdb.DuckDBPyConnection, trace: str | None = None, step: int
 
     con.register("critical_steps", table(STEP_COLUMNS, steps))
     con.register("critical_edges", table(EDGE_COLUMNS, edges))
+
+
+def replay(graph: Graph, durations: dict[int, int] | None = None) -> int:
+    """The span of the window re-timed through its graph (Daydream's simulation): every node happens
+    at the latest of its incoming edges' sources plus the time each edge took in the trace, every
+    device event lasting its duration, or the one durations gives it (by event index); a node with
+    no incoming edge keeps its recorded time. A synchronising call ends once both the host and the
+    device work it waits for are done. Unchanged, the replay gives the recorded span."""
+    nodes = 2 * len(graph.events)
+    if not nodes:
+        return 0
+    outgoing, indegree = _adjacency(graph, nodes, causal=True)
+    waited = {graph.dst[e] for e in range(len(graph.src)) if graph.type[e] == SYNC}
+    origin = min(e.ts for e in graph.events)
+    at = [graph.node_ts(n) - origin if indegree[n] == 0 else 0 for n in range(nodes)]
+    heap = [(graph.node_ts(n), n) for n in range(nodes) if indegree[n] == 0]
+    heapq.heapify(heap)
+    while heap:
+        _, u = heapq.heappop(heap)
+        for e in outgoing[u]:
+            v = graph.dst[e]
+            took = graph.elapsed[e]
+            if durations and graph.type[e] == OPERATOR and u % 2 == 0 and v == u + 1 and u // 2 in durations:
+                took = durations[u // 2]  # a device event (or a leaf) of a changed duration
+            elif v in waited and graph.type[e] == OPERATOR and graph.events[v // 2].blocking:
+                took = 0  # the call returns when the device work it waits for is done (its sync edge)
+            at[v] = max(at[v], at[u] + took)
+            indegree[v] -= 1
+            if indegree[v] == 0:
+                heapq.heappush(heap, (graph.node_ts(v), v))
+    return max(at) - min(at)

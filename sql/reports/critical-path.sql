@@ -15,7 +15,9 @@
 -- Columns:
 --   trace             text             trace name
 --   step              id               the step (kernel_facts.iteration); empty for a trace without steps
---   span_ns           duration  total  the step's recorded span on the host
+--   span_ns           duration  total  the step's recorded span on the host (its annotation or frame)
+--   work_ns           duration  wide   the recorded span of its work: from the first host operation's start to the last end, device work included
+--   replay_ns         duration  wide   work_ns as the graph replays it unchanged (each node at the latest of its dependencies): within 1 % of work_ns where the graph holds every dependency
 --   path_ns           duration  total  the critical path's length
 --   host_ns           duration  total  of it, host operations and runtime calls (the host bounds the step)
 --   compute_ns        duration  total  kernels that compute
@@ -26,7 +28,7 @@
 --   host_pct          percent          host_ns share of the path
 --   gpu_pct           percent          compute, communication and copies' share of the path
 --   dropped           count     wide   edges left out of the graph because they would run backwards in time (clock skew, a missing correlation)
-SELECT t.name AS trace, s.step, s.span_ns, s.path_ns, s.host_ns, s.compute_ns, s.communication_ns, s.memcpy_ns,
+SELECT t.name AS trace, s.step, s.span_ns, s.work_ns, s.replay_ns, s.path_ns, s.host_ns, s.compute_ns, s.communication_ns, s.memcpy_ns,
        s.launch_ns, s.kernel_kernel_ns, 100.0 * s.host_ns / nullif(s.path_ns, 0) AS host_pct,
        100.0 * (s.compute_ns + s.communication_ns + s.memcpy_ns) / nullif(s.path_ns, 0) AS gpu_pct, s.dropped
 FROM critical_steps s JOIN traces t USING (trace_id)

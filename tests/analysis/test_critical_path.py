@@ -88,6 +88,7 @@ def test_the_path_agrees_with_hta(hta_db, name):
 
 
 def _path(tmp_path, build) -> tuple[critical.Graph, critical.Path]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     b = Built()
     build(b)
     db = tmp_path / "b.duckdb"
@@ -147,3 +148,54 @@ def test_the_report_splits_each_step_s_path_and_names_what_is_on_it(tmp_path):
     assert on_path[0]["on_path_ns"] == max(r["on_path_ns"] for r in on_path)
     missing = run_cli("report", "critical-path", "--trace", "cuda_event_sync", "--step", "99", db=db)
     assert missing.returncode == 1 and "no step 99" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def _replays(db, names=None):
+    """(trace, step, replayed, recorded) of every window of every trace in db."""
+    out = []
+    with tracedb.connect(db, files=True) as con:
+        for (name,) in con.sql("SELECT name FROM traces ORDER BY trace_id").rows:
+            if names is not None and name not in names:
+                continue
+            for trace_id, step, lo, hi in critical.windows(con.con, name):
+                graph = critical.build(con.con, trace_id, lo, hi)
+                if graph.events:
+                    recorded = max(e.end for e in graph.events) - min(e.ts for e in graph.events)
+                    out.append((name, step, critical.replay(graph), recorded))
+    return out
+
+
+def test_an_unchanged_replay_gives_each_recorded_step(tmp_path):
+    """Every step of every fixture (HTA's and the Kineto ones) replayed through its graph unchanged
+    lasts as recorded, within 1 %."""
+    db = tmp_path / "all.duckdb"
+    files = sorted((FIXTURES / "kineto").glob("*.json.gz")) + sorted((FIXTURES / "critical").glob("*.json.gz"))
+    run_cli("load", *files, "--jobs", "1", db=db, check=True)
+    replays = _replays(db)
+    assert len({r[0] for r in replays}) == len(files) - 1  # every trace but the CPU-only one
+    for name, step, replayed, recorded in replays:
+        assert replayed == pytest.approx(recorded, rel=0.01), (name, step)
+
+
+def test_an_unchanged_replay_gives_each_recorded_corpus_step(corpus_db):
+    for name, step, replayed, recorded in _replays(corpus_db):
+        assert replayed == pytest.approx(recorded, rel=0.01), (name, step)
+
+
+def test_a_faster_kernel_saves_what_the_path_holds_of_it(tmp_path):
+    """Replayed with a kernel twice as fast: a GPU-bound step is shorter by the time saved; a step
+    whose host holds the kernel's launch for longer saves nothing (the kernel is off the path)."""
+    def gpu_bound(b):
+        b.x("cpu_op", "aten::mm", 0, 10, **{"External id": 1})
+        b.on(GEMM, 1, 5, 500, stream(7), ext=1)
+
+    def host_bound(b):
+        b.x("cpu_op", "aten::mm", 0, 1_000, **{"External id": 1})
+        b.on(GEMM, 1, 10, 10, stream(7), ext=1)
+
+    for build, saved in ((gpu_bound, 250 * US), (host_bound, 0)):
+        graph, _ = _path(tmp_path / build.__name__, build)
+        kernel = next(i for i, e in enumerate(graph.events) if e.kind == "kernel")
+        before = critical.replay(graph)
+        after = critical.replay(graph, {kernel: (graph.events[kernel].end - graph.events[kernel].ts) // 2})
+        assert before - after == saved, build.__name__
