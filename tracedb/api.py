@@ -534,10 +534,6 @@ class Database:
                 reportmod.check_phase(self.con, named, phase)
         labels = reportmod.trace_labels(self.con, values) if two else None
         names = reportmod.trace_names(self.con, values) if two else None
-        if report.computed == "critical":
-            from . import critical
-
-            critical.register(self.con, trace, values.get("step"), values.get("phase"))
         if limits is not None:
             # each as a run without --limit gives it: the report's own limit being n
             return {n: self._result(report, {**values, "limit": n}, results, section, None, trace, phase, two,

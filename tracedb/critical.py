@@ -25,6 +25,7 @@ correlation) is left out and counted; none is fatal.
 from __future__ import annotations
 
 import heapq
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -37,6 +38,13 @@ OPERATOR, DEPENDENCY, LAUNCH, KERNEL_KERNEL, SYNC = "operator", "dependency", "l
 # work never starts before its launch: an edge of no weight where the launch delay is not on the
 # path (HTA's zero-weight launch edges), which keeps a replay causal
 CAUSAL = "causal"
+# a synchronising call the device recorded no synchronisation for waits, as far as a replay can
+# tell, for the work still running on each stream when it began (not on HTA's path)
+WAITS = "waits"
+REPLAY_ONLY = (CAUSAL, WAITS)
+# the calls that wait for the device until its work is done (an event query or an asynchronous copy
+# returns at once, whatever HTA's list says): device, stream and event synchronize, synchronous copies
+WAITING_CALL = re.compile(r"(?i)synchroni[sz]e|^(cuda|hip)memcpy(withstream|dtoh|2d)?$|^cuMemcpy(DtoH)?(_v2)?$")
 
 # A negative edge weight down to this many nanoseconds is rounding (a child ending a nanosecond
 # after its parent): it counts as 0. Beyond it, the edge runs backwards and is left out.
@@ -86,8 +94,8 @@ class Graph:
             return
         self.src.append(src)
         self.dst.append(dst)
-        self.weight.append(0 if zero or kind in (DEPENDENCY, SYNC, CAUSAL) else max(w, 0))
-        self.elapsed.append(0 if kind == SYNC or kind == CAUSAL and not timed else max(w, 0))
+        self.weight.append(0 if zero or kind in (DEPENDENCY, SYNC, *REPLAY_ONLY) else max(w, 0))
+        self.elapsed.append(0 if kind in (SYNC, WAITS) or kind == CAUSAL and not timed else max(w, 0))
         self.type.append(kind)
         self.owner.append(owner)
 
@@ -112,7 +120,7 @@ def bound_of(graph: Graph, edge: int) -> str:
         return "launch overhead"
     if kind == KERNEL_KERNEL:
         return "kernel-to-kernel overhead"
-    if kind in (DEPENDENCY, SYNC, CAUSAL):
+    if kind in (DEPENDENCY, SYNC, *REPLAY_ONLY):
         return "synchronisation"
     owner = graph.events[graph.owner[edge]] if graph.owner[edge] >= 0 else None
     if owner is None or owner.kind == "host":
@@ -265,6 +273,25 @@ def _device_edges(graph: Graph, syncs: list[tuple]) -> None:
                 graph.add(2 * launch, 2 * i, CAUSAL, timed=not follows and waited is None)
         if e.stream is not None:
             last_on[e.stream] = i
+    _inferred_waits(graph, launched_on)
+
+
+def _inferred_waits(graph: Graph, launched_on: dict[int, list[tuple[int, int]]]) -> None:
+    """A synchronising call with no synchronisation record waits for the work of each stream
+    launched before it began and still running then (replay-only edges)."""
+    import bisect
+
+    synced = {graph.dst[e] for e in range(len(graph.src)) if graph.type[e] == SYNC}
+    launches = {stream: [ts for ts, _ in work] for stream, work in launched_on.items()}
+    for i, e in enumerate(graph.events):
+        if not e.blocking or 2 * i + 1 in synced or not WAITING_CALL.search(e.name):
+            continue
+        for stream, work in launched_on.items():
+            at = bisect.bisect_right(launches[stream], e.ts) - 1
+            if at >= 0:
+                last = work[at][1]
+                if e.ts <= graph.events[last].end <= e.end:  # running when it began, done when it returned
+                    graph.add(2 * last + 1, 2 * i + 1, WAITS)
 
 
 def _alone_in_queue(graph: Graph, device: list[int], by_event: dict) -> set[int]:
@@ -299,7 +326,7 @@ def _adjacency(graph: Graph, nodes: int, causal: bool) -> tuple[list[list[int]],
     outgoing: list[list[int]] = [[] for _ in range(nodes)]
     indegree = [0] * nodes
     for e, (u, v) in enumerate(zip(graph.src, graph.dst)):
-        if causal or graph.type[e] != CAUSAL:
+        if causal or graph.type[e] not in REPLAY_ONLY:
             outgoing[u].append(e)
             indegree[v] += 1
     return outgoing, indegree
@@ -415,7 +442,7 @@ def register(con: duckdb.DuckDBPyConnection, trace: str | None = None, step: int
     con.register("critical_edges", table(EDGE_COLUMNS, edges))
 
 
-def replay(graph: Graph, durations: dict[int, int] | None = None) -> int:
+def replay(graph: Graph, durations: dict[int, int] | None = None, device: bool = False) -> int:
     """The span of the window re-timed through its graph (Daydream's simulation): every node happens
     at the latest of its incoming edges' sources plus the time each edge took in the trace, every
     device event lasting its duration, or the one durations gives it (by event index); a node with
@@ -425,7 +452,7 @@ def replay(graph: Graph, durations: dict[int, int] | None = None) -> int:
     if not nodes:
         return 0
     outgoing, indegree = _adjacency(graph, nodes, causal=True)
-    waited = {graph.dst[e] for e in range(len(graph.src)) if graph.type[e] == SYNC}
+    waited = {graph.dst[e] for e in range(len(graph.src)) if graph.type[e] in (SYNC, WAITS)}
     origin = min(e.ts for e in graph.events)
     at = [graph.node_ts(n) - origin if indegree[n] == 0 else 0 for n in range(nodes)]
     heap = [(graph.node_ts(n), n) for n in range(nodes) if indegree[n] == 0]
@@ -443,4 +470,7 @@ def replay(graph: Graph, durations: dict[int, int] | None = None) -> int:
             indegree[v] -= 1
             if indegree[v] == 0:
                 heapq.heappush(heap, (graph.node_ts(v), v))
+    if device:
+        ends = [at[n] for n in range(nodes) if graph.events[n // 2].kind != "host"]
+        return max(ends) - min(ends) if ends else 0
     return max(at) - min(at)

@@ -108,8 +108,9 @@ ALL_ROWS = 2 ** 62
 
 # What a report may have computed before its SQL runs ("-- Computed: NAME"): a walk SQL does not
 # express, registered on the connection as relations of its own (tracedb.critical: the critical
-# path of each step, critical_steps and critical_edges)
-COMPUTED = ("critical",)
+# path of each step, critical_steps and critical_edges; tracedb.savings: what fixing each part of
+# why saves, why_savings and why_together)
+COMPUTED = ("critical", "savings")
 
 # Parameters every report that has them takes as options of their own on the command line.
 COMMON_OPTIONS = ("trace", "vs", "phase", "limit")
@@ -629,7 +630,21 @@ def pasteable(report: Report, values: dict[str, Any], section: str | None = None
 
 def run(con: duckdb.DuckDBPyConnection, report: Report, values: dict[str, Any]) -> list[tuple[Section, list[str], list[tuple]]]:
     """Run every section of a report; returns each section with its column names and rows."""
+    compute(con, report, values)
     return [(section, *_execute(con, report, section.sql, values)) for section in report.sections]
+
+
+def compute(con: duckdb.DuckDBPyConnection, report: Report, values: dict[str, Any]) -> None:
+    """Register on the connection what a report's header says tracedb computes before its SQL runs
+    (COMPUTED), for its parameters' values."""
+    if report.computed == "critical":
+        from . import critical
+
+        critical.register(con, values.get("trace"), values.get("step"), values.get("phase"))
+    elif report.computed == "savings":
+        from . import savings
+
+        savings.register(con, values.get("trace"), values.get("vs"), values.get("phase"))
 
 
 def run_by_limit(con: duckdb.DuckDBPyConnection, report: Report, values: dict[str, Any],
@@ -639,6 +654,7 @@ def run_by_limit(con: duckdb.DuckDBPyConnection, report: Report, values: dict[st
     its work that does not depend on the limit (all of why's but the choice of findings) is done
     once. Returns each limit's sections as run() does."""
     out: dict[int, list] = {limit: [] for limit in limits}
+    compute(con, report, values)
     for section in report.sections:
         if "$limit" not in section.sql:
             ran = _execute(con, report, section.sql, values)

@@ -86,12 +86,17 @@ def _findings(db, *args) -> list[dict]:
     return json.loads(run.stdout)
 
 
+def _worth(row: dict) -> int:
+    """What a finding is ranked by: what fixing it saves where the replay models it, else its time at stake."""
+    return row["saves_ns"] if row["saves_ns"] is not None else row["at_stake_ns"]
+
+
 def test_each_planted_cause_is_a_finding_with_its_exact_time(built):
     rows = _findings(built, "--trace", "fast", "--vs", "slow")
     found = {tuple(r["part"].split("|", 1)): r["at_stake_ns"] for r in rows if r["kind"] != "remainder"}
     assert found == {k: v * US for k, v in PLANTED.items()}
     assert [r["rank"] for r in rows] == list(range(1, len(rows) + 1))
-    assert [r["at_stake_ns"] for r in rows[:-1]] == sorted((r["at_stake_ns"] for r in rows[:-1]), reverse=True)
+    assert [_worth(r) for r in rows[:-1]] == sorted((_worth(r) for r in rows[:-1]), reverse=True)
     remainder = rows[-1]
     assert remainder["kind"] == "remainder" and remainder["at_stake_ns"] == 0
     assert sum(r["at_stake_ns"] for r in rows) == (7_800 - 290) * US
@@ -299,10 +304,12 @@ def test_real_pairs_add_up_and_each_next_command_runs(corpus_db, a, b):
         span = {r["part"]: r for r in con.report("compare", trace=a, vs=b)["wall-clock"].records()}["span"]
     gap = abs(span["a_ns"] - span["b_ns"])
     assert sum(r["at_stake_ns"] for r in rows) == gap
-    # the slower side's losses first, largest first, then where it is faster, largest first
+    # the slower side's losses first, what fixing saves first (else the time at stake), then where it
+    # is faster, largest first
     stakes = [r["at_stake_ns"] for r in rows[:-1]]
-    losses, gains = [x for x in stakes if x > 0], [x for x in stakes if x < 0]
-    assert stakes == losses + gains and losses == sorted(losses, reverse=True) and gains == sorted(gains)
+    losses, gains = [_worth(r) for r in rows[:-1] if r["at_stake_ns"] > 0], [x for x in stakes if x < 0]
+    assert stakes == [x for x in stakes if x > 0] + gains
+    assert losses == sorted(losses, reverse=True) and gains == sorted(gains)
     assert gains and all(r["kind"].startswith(("faster", "fewer", "less", "more overlap"))
                          for r in rows[:-1] if r["at_stake_ns"] < 0)
     assert all(r["finding"].endswith("faster here") for r in rows[:-1] if r["at_stake_ns"] < 0)
@@ -381,5 +388,40 @@ def test_the_html_page_puts_each_finding_before_its_evidence(built):
     page = run_cli("report", "why", "--trace", "fast", "--vs", "slow", "--format", "html", db=built, check=True).stdout
     head = re.search(r"<thead><tr>(.*?)</tr></thead>", page).group(1)
     columns = re.findall(r"<th>([^<]*)</th>", head)
-    assert columns.index("finding") == 4 < columns.index("a_detail")  # rank, kind, at stake, per step, finding
+    assert columns.index("finding") == 5 < columns.index("a_detail")  # rank, kind, at stake, saves, per step, finding
     assert "answer" not in columns and "first fix: host-bound idle" in page  # the answer above the table
+
+
+def _gemm_then_norm(path, gemm_us, norm_launch_us, flavour="nvidia") -> Path:
+    """One step: a GEMM launched at 1 µs, then an RMSNorm launched at norm_launch_us (queued behind
+    the GEMM when launched early, held by the host when launched late)."""
+    b = Built(flavour)
+    b.x("user_annotation", "ProfilerStep#1", 0, 3_000)
+    b.on(GEMM, 1, 5, gemm_us, stream(7))
+    b.on(NORM, norm_launch_us, max(5 + gemm_us, norm_launch_us + 5), 10, stream(7))
+    return b.write(path)
+
+
+@pytest.mark.parametrize("held", [False, True])
+def test_what_fixing_saves_is_checked_by_replay(tmp_path, held):
+    """B's GEMM takes 300 µs against A's 100. Where the next kernel is queued behind it, B's step
+    is 200 µs longer and a GEMM at A's speed saves all 200 (saves = at stake). Where B's host
+    launches the next kernel later still (B's host is 200 µs slower there, the GEMM finishing long
+    before), the GEMM's 200 µs are at stake but hidden: a faster GEMM saves nothing, and the finding
+    says so."""
+    launch = 1_000 if held else 2
+    a = _gemm_then_norm(tmp_path / "a.json", 100, launch)
+    b = _gemm_then_norm(tmp_path / "b.json", 300, launch + (200 if held else 0), flavour="amd")
+    db = tmp_path / "s.duckdb"
+    run_cli("load", a, b, "--jobs", "1", db=db, check=True)
+    rows = {r["part"]: r for r in _findings(db, "--trace", "a", "--vs", "b", "--limit", "all")}
+    gemm = rows["slower kernels|Dense GEMM"]
+    assert gemm["at_stake_ns"] == 200 * US
+    if held:
+        # both sides idle 900 µs: bookkeeping puts the gap on the GEMM; the replay shows fixing it saves nothing
+        assert gemm["saves_ns"] == 0 and "its time is hidden" in gemm["finding"]
+        first = next(r for r in rows.values() if r["rank"] == 1)
+        assert "no single part explains it" in first["answer"] and "first fix" not in first["answer"]
+    else:
+        assert gemm["saves_ns"] == 200 * US and "hidden" not in gemm["finding"]
+        assert gemm["rank"] == 1
