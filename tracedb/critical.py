@@ -24,6 +24,7 @@ correlation) is left out and counted; none is fatal.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import re
 from collections import defaultdict
@@ -42,6 +43,8 @@ CAUSAL = "causal"
 # tell, for the work still running on each stream when it began (not on HTA's path)
 WAITS = "waits"
 REPLAY_ONLY = (CAUSAL, WAITS)
+_UNWEIGHTED = frozenset((DEPENDENCY, SYNC, *REPLAY_ONLY))  # no weight on HTA's path
+_NO_TIME = frozenset((SYNC, WAITS))  # no time in a replay
 # the calls that wait for the device until its work is done (an event query or an asynchronous copy
 # returns at once, whatever HTA's list says): device, stream and event synchronize, synchronous copies
 WAITING_CALL = re.compile(r"(?i)synchroni[sz]e|^(cuda|hip)memcpy(withstream|dtoh|2d)?$|^cuMemcpy(DtoH)?(_v2)?$")
@@ -88,14 +91,16 @@ class Graph:
         return e.end if node % 2 else e.ts
 
     def add(self, src: int, dst: int, kind: str, owner: int = -1, zero: bool = False, timed: bool = False) -> None:
-        w = self.node_ts(dst) - self.node_ts(src)
+        a, b = self.events[src >> 1], self.events[dst >> 1]
+        w = (b.end if dst & 1 else b.ts) - (a.end if src & 1 else a.ts)
         if w < -ROUNDING_NS:
             self.dropped += 1
             return
+        w = w if w > 0 else 0
         self.src.append(src)
         self.dst.append(dst)
-        self.weight.append(0 if zero or kind in (DEPENDENCY, SYNC, *REPLAY_ONLY) else max(w, 0))
-        self.elapsed.append(0 if kind in (SYNC, WAITS) or kind == CAUSAL and not timed else max(w, 0))
+        self.weight.append(0 if zero or kind in _UNWEIGHTED else w)
+        self.elapsed.append(0 if kind in _NO_TIME or kind == CAUSAL and not timed else w)
         self.type.append(kind)
         self.owner.append(owner)
 
@@ -137,12 +142,36 @@ def events(con: duckdb.DuckDBPyConnection, trace_id: int, lo: int, hi: int) -> l
 
 def build(con: duckdb.DuckDBPyConnection, trace_id: int, lo: int, hi: int) -> Graph:
     """The dependency graph of the window [lo, hi] of a trace."""
-    graph = Graph(events(con, trace_id, lo, hi))
-    _host_edges(graph)
+    return build_all(con, trace_id, [(lo, hi)])[0]
+
+
+def build_all(con: duckdb.DuckDBPyConnection, trace_id: int, windows: list[tuple[int, int]]) -> list[Graph]:
+    """The dependency graphs of several windows of a trace, their events read in one query: a
+    window holds the host events starting in it and the device work they launched."""
+    if not windows:
+        return []
+    lo, hi = min(w[0] for w in windows), max(w[1] for w in windows)
+    everything = events(con, trace_id, lo, hi)
     syncs = con.execute("SELECT kind, ts_ns, end_ns, stream, correlation, wait_on_stream, record_corr "
                         "FROM critical_syncs(?, ?, ?)", [trace_id, lo, hi]).fetchall()
-    _device_edges(graph, syncs)
-    return graph
+    host = [e for e in everything if e.kind == "host"]  # ordered by start
+    starts = [e.ts for e in host]
+    device_of: dict[int, list[Event]] = defaultdict(list)  # launching call -> its device work
+    for e in everything:
+        if e.kind != "host":
+            device_of[e.launch_id].append(e)
+    graphs = []
+    for w_lo, w_hi in windows:
+        mine = host[bisect.bisect_left(starts, w_lo):bisect.bisect_right(starts, w_hi)]
+        calls = {e.event_id for e in mine if e.source == "runtime_calls"}
+        correlations = {e.correlation for e in mine if e.source == "runtime_calls"}
+        work = [d for c in calls for d in device_of.get(c, ())]
+        chosen = sorted(mine + work, key=lambda e: (e.ts, -e.end, e.source, e.event_id))
+        graph = Graph(chosen)
+        _host_edges(graph)
+        _device_edges(graph, [r for r in syncs if r[4] in correlations])
+        graphs.append(graph)
+    return graphs
 
 
 def _host_edges(graph: Graph) -> None:
@@ -279,8 +308,6 @@ def _device_edges(graph: Graph, syncs: list[tuple]) -> None:
 def _inferred_waits(graph: Graph, launched_on: dict[int, list[tuple[int, int]]]) -> None:
     """A synchronising call with no synchronisation record waits for the work of each stream
     launched before it began and still running then (replay-only edges)."""
-    import bisect
-
     synced = {graph.dst[e] for e in range(len(graph.src)) if graph.type[e] == SYNC}
     launches = {stream: [ts for ts, _ in work] for stream, work in launched_on.items()}
     for i, e in enumerate(graph.events):
@@ -397,11 +424,11 @@ EDGE_COLUMNS = ("trace_id", "step", "seq", "type", "bound", "weight_ns", "kind",
 
 
 def register(con: duckdb.DuckDBPyConnection, trace: str | None = None, step: int | None = None,
-             phase: str | None = None) -> None:
+             phase: str | None = None, limit: int | None = None) -> None:
     """Find the critical path of each window of a trace (windows(); every trace with host
     operations or kernels when trace is None) and register the results on the connection, for a
-    report's SQL: critical_steps (a row per window: its span, the path's length and its split by
-    bound) and critical_edges (a row per edge of each path, first to last, with the event its time
+    report's SQL: critical_steps (a row per window, the first limit of each trace: its span, the
+    path's length and its split by bound) and critical_edges (a row per edge of each path, first to last, with the event its time
     is counted to)."""
     import pyarrow as pa
 
@@ -411,13 +438,17 @@ def register(con: duckdb.DuckDBPyConnection, trace: str | None = None, step: int
     chosen = []
     for name in traces:
         try:
-            chosen += windows(con, name, step, phase)
+            chosen += windows(con, name, step, phase)[:limit]  # the steps a report shows (limit: the first)
         except TracedbError:
             if trace is not None:
                 raise  # the trace asked for has no such step; among every trace, those that have it
     steps, edges = [], []
+    graphs = {}
+    for trace_id in dict.fromkeys(t for t, *_ in chosen):
+        mine = [(lo, hi) for t, _, lo, hi in chosen if t == trace_id]
+        graphs.update(zip([(trace_id, lo, hi) for lo, hi in mine], build_all(con, trace_id, mine)))
     for trace_id, number, lo, hi in chosen:
-        graph = build(con, trace_id, lo, hi)
+        graph = graphs[(trace_id, lo, hi)]
         if not graph.events:
             continue
         path = longest_path(graph)
@@ -442,35 +473,75 @@ def register(con: duckdb.DuckDBPyConnection, trace: str | None = None, step: int
     con.register("critical_edges", table(EDGE_COLUMNS, edges))
 
 
-def replay(graph: Graph, durations: dict[int, int] | None = None, device: bool = False) -> int:
-    """The span of the window re-timed through its graph (Daydream's simulation): every node happens
-    at the latest of its incoming edges' sources plus the time each edge took in the trace, every
-    device event lasting its duration, or the one durations gives it (by event index); a node with
-    no incoming edge keeps its recorded time. A synchronising call ends once both the host and the
-    device work it waits for are done. Unchanged, the replay gives the recorded span."""
+@dataclass
+class _Plan:
+    """What every replay of a graph shares: its edges in an order each follows its source's
+    incoming edges, the time each takes unchanged, the nodes with no incoming edge at their
+    recorded time, the edges that are an event's own duration, and the device's nodes."""
+    order: list[int]
+    took: list[int]
+    start: list[int]
+    own: dict[int, int]  # event index -> its start-to-end edge
+    device: list[int]
+
+
+def _plan(graph: Graph) -> _Plan:
+    cached = getattr(graph, "_replay_plan", None)
+    if cached is not None:
+        return cached
     nodes = 2 * len(graph.events)
-    if not nodes:
-        return 0
     outgoing, indegree = _adjacency(graph, nodes, causal=True)
     waited = {graph.dst[e] for e in range(len(graph.src)) if graph.type[e] in (SYNC, WAITS)}
     origin = min(e.ts for e in graph.events)
-    at = [graph.node_ts(n) - origin if indegree[n] == 0 else 0 for n in range(nodes)]
+    start = [graph.node_ts(n) - origin if indegree[n] == 0 else 0 for n in range(nodes)]
+    took = list(graph.elapsed)
+    own = {}
+    for e in range(len(graph.src)):
+        u, v = graph.src[e], graph.dst[e]
+        if v in waited and graph.type[e] == OPERATOR and graph.events[v // 2].blocking:
+            took[e] = 0  # the call returns when the device work it waits for is done (its sync edge)
+        if graph.type[e] == OPERATOR and u % 2 == 0 and v == u + 1:
+            own[u // 2] = e
+    order: list[int] = []
     heap = [(graph.node_ts(n), n) for n in range(nodes) if indegree[n] == 0]
     heapq.heapify(heap)
     while heap:
         _, u = heapq.heappop(heap)
         for e in outgoing[u]:
+            order.append(e)
             v = graph.dst[e]
-            took = graph.elapsed[e]
-            if durations and graph.type[e] == OPERATOR and u % 2 == 0 and v == u + 1 and u // 2 in durations:
-                took = durations[u // 2]  # a device event (or a leaf) of a changed duration
-            elif v in waited and graph.type[e] == OPERATOR and graph.events[v // 2].blocking:
-                took = 0  # the call returns when the device work it waits for is done (its sync edge)
-            at[v] = max(at[v], at[u] + took)
             indegree[v] -= 1
             if indegree[v] == 0:
                 heapq.heappush(heap, (graph.node_ts(v), v))
+    device = [n for n in range(nodes) if graph.events[n // 2].kind != "host"]
+    plan = _Plan(order, took, start, own, device)
+    graph._replay_plan = plan  # type: ignore[attr-defined]
+    return plan
+
+
+def replay(graph: Graph, durations: dict[int, int] | None = None, device: bool = False) -> int:
+    """The span of the window re-timed through its graph (Daydream's simulation): every node happens
+    at the latest of its incoming edges' sources plus the time each edge took in the trace, every
+    device event lasting its duration, or the one durations gives it (by event index); a node with
+    no incoming edge keeps its recorded time. A synchronising call ends once both the host and the
+    device work it waits for are done. Unchanged, the replay gives the recorded span: of all the
+    window's events, or with device true of its device work alone (the span why compares)."""
+    if not graph.events:
+        return 0
+    plan = _plan(graph)
+    took = plan.took
+    if durations:
+        took = list(took)
+        for i, d in durations.items():
+            if i in plan.own:
+                took[plan.own[i]] = d
+    at = list(plan.start)
+    src, dst = graph.src, graph.dst
+    for e in plan.order:
+        t = at[src[e]] + took[e]
+        if t > at[dst[e]]:
+            at[dst[e]] = t
     if device:
-        ends = [at[n] for n in range(nodes) if graph.events[n // 2].kind != "host"]
+        ends = [at[n] for n in plan.device]
         return max(ends) - min(ends) if ends else 0
     return max(at) - min(at)

@@ -640,7 +640,7 @@ def compute(con: duckdb.DuckDBPyConnection, report: Report, values: dict[str, An
     if report.computed == "critical":
         from . import critical
 
-        critical.register(con, values.get("trace"), values.get("step"), values.get("phase"))
+        critical.register(con, values.get("trace"), values.get("step"), values.get("phase"), values.get("limit"))
     elif report.computed == "savings":
         from . import savings
 

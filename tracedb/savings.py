@@ -82,29 +82,40 @@ def register(con: duckdb.DuckDBPyConnection, trace: str | None, vs: str | None, 
     savings: dict[str, int] = {}
     together: list[tuple] = []
     if trace is not None and vs is not None:
-        spans = {}
-        for name in (trace, vs):
-            spans[name] = [(tid, step, lo, hi) for tid, step, lo, hi in critical.windows(con, name, phase=phase)]
-        measured = {name: sum(critical.replay(critical.build(con, tid, lo, hi), device=True)
-                              for tid, _, lo, hi in windows)
-                    for name, windows in spans.items()}
-        # the slower side as why finds it: by the spans of the device's work
+        # the slower side as why finds it, and both sides' measure: the spans of the device's work
         a_ns, b_ns = con.execute("SELECT a_ns, b_ns FROM compare_wall(?, ?, ?) WHERE part = 'span'",
                                  [trace, vs, phase]).fetchone()
         slow, fast = (trace, vs) if a_ns >= b_ns else (vs, trace)
+        measured = {trace: a_ns, vs: b_ns}
         parts = changes(_kernels(con, slow, phase), _kernels(con, fast, phase))
-        everything = {kid: dur for part in parts.values() for kid, dur in part.items()}
-        predicted = 0
-        for tid, _, lo, hi in spans[slow]:
-            graph = critical.build(con, tid, lo, hi)
-            index = {e.event_id: i for i, e in enumerate(graph.events) if e.source == "kernels"}
+        windows = critical.windows(con, slow, phase=phase)
+        graphs = critical.build_all(con, windows[0][0], [(lo, hi) for _, _, lo, hi in windows]) if windows else []
+        predicted, replayed = 0, 0
+        # each changed kernel's graph and event, found once
+        where: dict[int, tuple[int, int]] = {}
+        for g, graph in enumerate(graphs):
+            for i, e in enumerate(graph.events):
+                if e.source == "kernels":
+                    where[e.event_id] = (g, i)
+        by_graph: dict[str, dict[int, dict[int, int]]] = {}
+        for part, durations in parts.items():
+            split: dict[int, dict[int, int]] = defaultdict(dict)
+            for kernel, dur in durations.items():
+                if kernel in where:
+                    g, i = where[kernel]
+                    split[g][i] = dur
+            by_graph[part] = split
+        for g, graph in enumerate(graphs):
             base = critical.replay(graph, device=True)
-            for part, durations in parts.items():
-                mine = {index[k]: d for k, d in durations.items() if k in index}
-                if mine:
-                    savings[part] = savings.get(part, 0) + base - critical.replay(graph, mine, device=True)
-            predicted += critical.replay(graph, {index[k]: d for k, d in everything.items() if k in index}, device=True)
-        together.append((measured[slow], predicted, measured[fast]))
+            replayed += base
+            every: dict[int, int] = {}
+            for part, split in by_graph.items():
+                if g in split:
+                    every.update(split[g])
+                    savings[part] = savings.get(part, 0) + base - critical.replay(graph, split[g], device=True)
+            predicted += critical.replay(graph, every, device=True) if every else base
+        # the prediction, replayed, against the slower side's own replay and the other side's measure
+        together.append((replayed, predicted, measured[fast]))
     con.register("why_savings", pa.table({"part": pa.array(list(savings), pa.string()),
                                           "saves_ns": pa.array(list(savings.values()), pa.int64())}))
     con.register("why_together", pa.table({"slow_ns": pa.array([t[0] for t in together], pa.int64()),
