@@ -488,3 +488,33 @@ def test_a_lone_helper_stays_its_own_call(con, tmp_path):
     got = con.execute("SELECT f.call_id = f.kernel_id, f.occurrence FROM kernel_facts f JOIN kernels k "
                       "USING (trace_id, kernel_id) WHERE k.name = ? ORDER BY k.ts_ns", [SPLITK]).fetchall()
     assert got == [(True, 0), (True, 0)]
+
+
+def test_memset_is_the_same_time_in_every_section_of_compare(tmp_path):
+    """A fill kernel (a kernel the rules call Memset) and a memset the runtime ran (cudaMemsetAsync:
+    a memory operation, no kernel): compare's operations and its wall-clock parts give Memset the
+    same time, the kernel's, and the runtime's memset stands apart in the wall-clock parts, which
+    still add up to the span."""
+    from builders import GEMM, Built, stream
+
+    def trace(path, fill_us, memset_us, flavour="nvidia"):
+        b = Built(flavour)
+        b.x("user_annotation", "ProfilerStep#1", 0, 1_000)
+        b.on(GEMM, 1, 5, 100, stream(7))
+        b.on("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>(int, at::native::FillFunctor<float>)",
+             2, 105, fill_us, stream(7))
+        b.on("Memset (Device)", 3, 105 + fill_us, memset_us, stream(7), cat="gpu_memset", launch="cudaMemsetAsync")
+        return b.write(path)
+
+    db = tmp_path / "m.duckdb"
+    run_cli("load", trace(tmp_path / "a.json", 20, 7), trace(tmp_path / "b.json", 30, 9, "amd"), "--jobs", "1",
+            db=db, check=True)
+    out = json.loads(run_cli("report", "compare", "--trace", "a", "--vs", "b", "--format", "json", db=db,
+                             check=True).stdout)
+    ops = {r["op"]: r for r in out["main"]}
+    wall = {r["part"]: r for r in out["wall-clock"]}
+    assert (ops["Memset"]["a_total_ns"], ops["Memset"]["b_total_ns"]) == (20_000, 30_000)
+    assert (wall["Memset"]["a_ns"], wall["Memset"]["b_ns"]) == (20_000, 30_000)
+    assert (wall["Memset (runtime call)"]["a_ns"], wall["Memset (runtime call)"]["b_ns"]) == (7_000, 9_000)
+    parts = [r for r in out["wall-clock"] if r["part"] != "span"]
+    assert sum(r["a_ns"] for r in parts) == wall["span"]["a_ns"]

@@ -5,10 +5,16 @@
 -- Two traces compared in wall-clock time: where the difference of their spans comes from, and
 -- step by step.
 
+-- The wall-clock part of a device activity (scalar macro): its operation as the kernels' tables
+-- name it (align_op), a memset the runtime ran (cudaMemsetAsync: a memory operation, not a kernel)
+-- apart from the kernels that fill memory, so that "Memset" is the same time in every section.
+CREATE OR REPLACE MACRO wall_part(kind, op, pattern) AS
+    CASE WHEN kind = 'memset' THEN 'Memset (runtime call)' ELSE align_op(op, pattern) END;
+
 -- The span of each trace (or of its steps of one phase) split into parts that add up to it
--- exactly: idle time, each operation's kernel time (memsets as Memset), minus the time kernels
--- ran at once on several streams (counted once in the span), plus the memcpy time no kernel
--- overlapped. So the gap of the spans is the sum of the gaps of the parts (table macro).
+-- exactly: idle time, each operation's kernel time (the runtime's memsets apart: wall_part),
+-- minus the time kernels ran at once on several streams (counted once in the span), plus the
+-- memcpy time no kernel overlapped. So the gap of the spans is the sum of the gaps of the parts (table macro).
 -- Parameters: trace_a, trace_b: trace names or ids; want_phase: prefill, decode, mixed or none,
 -- NULL for the whole traces (with a phase: the steps of that phase).
 -- Columns:
@@ -22,7 +28,7 @@ WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), win
     SELECT s.side, g.* FROM sides s JOIN gpu_timeline g USING (trace_id)
     WHERE CASE WHEN want_phase IS NULL THEN g.step IS NULL ELSE g.step IS NOT NULL AND g.phase = want_phase END
 ), ops AS (
-    SELECT s.side, align_op(d.op, d.pattern) AS part, sum(d.dur_ns) AS ns
+    SELECT s.side, wall_part(d.kind, d.op, d.pattern) AS part, sum(d.dur_ns) AS ns
     FROM sides s JOIN device_activity d USING (trace_id)
     WHERE d.kind <> 'memcpy'
       AND (want_phase IS NULL OR (d.trace_id, d.step) IN (SELECT (trace_id, step) FROM windows))

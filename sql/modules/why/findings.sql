@@ -249,7 +249,7 @@ WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), key
     -- over a whole trace per phase (_why_op_part); a collective's by the kernel that runs it and its
     -- phase (_why_comm_part)
     SELECT s.side, CASE WHEN d.class = 'comm' THEN _why_comm_part(align_op(d.op, d.pattern), d.name, d.phase, want_phase IS NULL)
-                        ELSE _why_op_part(align_op(d.op, d.pattern), d.phase, want_phase IS NULL) END AS op,
+                        ELSE _why_op_part(wall_part(d.kind, d.op, d.pattern), d.phase, want_phase IS NULL) END AS op,
            sum(d.dur_ns) AS ns, count(*) AS kernels,
            count(DISTINCT coalesce(f.call_id, -d.event_id)) AS calls, bool_or(d.class = 'comm') AS comm,
            mode(d.cpu_op ORDER BY d.cpu_op) AS cpu_op, mode(d.name ORDER BY d.name) AS kernel
