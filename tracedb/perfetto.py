@@ -5,9 +5,11 @@ whole trace. The file holds the trace's own events that start in it, as the trac
 and dur in microseconds, written from the stored nanoseconds, so that loading the file back gives
 the same times), and tracedb's findings on a process of its own, "tracedb findings": a track of
 steps, one of layers, one of idle gaps (a slice per gap named by its cause, with its frame and the
-idle time at stake in its args) and one of the why findings of the window (the trace against its
-own ideal), each a slice over the window's device activity. The rows come from the table macro
-perfetto_window (sql/modules/timeline/perfetto.sql).
+idle time at stake in its args), one of the why findings of the window (the trace against its
+own ideal), each a slice over the window's device activity, and one of the critical path of each
+step in the window (tracedb.critical): a slice per stretch of the path with time, named for the
+operation, call or kernel it is counted to. The rows come from the table macro perfetto_window
+(sql/modules/timeline/perfetto.sql).
 """
 
 from __future__ import annotations
@@ -20,11 +22,12 @@ from typing import Callable
 import duckdb
 import orjson
 
-from . import traces
+from . import critical, traces
 from .atomic import NotAFile, output
 from .errors import TracedbError
 
 WHOLE = (-(1 << 62), 1 << 62)  # the window of a whole trace: every time tracedb keeps
+PATH_STEPS = 50  # the steps of a window whose critical path is drawn at most (the first)
 _INTEGER = re.compile(r"-?(?:0|[1-9][0-9]{0,17})")  # a JSON number: no leading zero
 
 
@@ -85,6 +88,9 @@ def export(con: duckdb.DuckDBPyConnection, trace: str, out: Path, *, step: int |
                 args["of"] = f"phase {phase}" if phase is not None else "the whole trace"
                 yield _event("X", "tracedb", f"{f.get('rank')}. {f.get('kind')}", str(pid), "4", span[0],
                              span[1] - span[0], None, None, orjson.dumps(args, default=str).decode())
+        for ts_ns, dur_ns, label, args in _path(con, trace_id, lo, hi):
+            yield _event("X", "tracedb", label, str(pid), "5", ts_ns, dur_ns, None, None,
+                         orjson.dumps(args).decode())
 
     meta = {"tracedb": {"trace": name, "step": step, "phase": phase, "from_ns": None if (lo, hi) == WHOLE else lo,
                         "to_ns": None if (lo, hi) == WHOLE else hi}}
@@ -108,6 +114,22 @@ def export(con: duckdb.DuckDBPyConnection, trace: str, out: Path, *, step: int |
     except OSError as exc:
         raise TracedbError(f"{out}: cannot write: {exc.strerror or exc}") from None
     return PerfettoExport(out, name, events, told, span if span[0] is not None else None)
+
+
+def _path(con: duckdb.DuckDBPyConnection, trace_id: int, lo: int, hi: int):
+    """The critical path of each step in the window (PATH_STEPS at most; the whole trace where it
+    has no steps): (start, duration, name, args) of each stretch of it that takes time."""
+    windows = [w for w in critical.windows(con, f"#{trace_id}") if w[2] < hi and w[3] >= lo][:PATH_STEPS]
+    for (_, step, _, _), graph in zip(windows, critical.build_all(con, trace_id, [(w[2], w[3]) for w in windows])):
+        if not graph.events:
+            continue
+        for e in critical.longest_path(graph).edges:
+            if graph.weight[e] <= 0:
+                continue
+            owner = graph.events[graph.owner[e]].name if graph.owner[e] >= 0 else graph.type[e]
+            start = graph.node_ts(graph.src[e])
+            yield start, graph.node_ts(graph.dst[e]) - start, owner, {
+                "bound": critical.bound_of(graph, e), "edge": graph.type[e], "step": step}
 
 
 def _micros(ns: int) -> bytes:

@@ -129,3 +129,27 @@ def test_the_database_itself_is_never_the_output(tmp_path):
         code, _, stderr = run_command(["export", "--perfetto", str(target), "--trace", "gaps", "--db", str(db_path)])
         assert code == 1 and says in stderr and len(stderr.strip().splitlines()) == 1, stderr
     assert db_path.read_bytes() == before
+
+
+def test_the_critical_path_has_a_track_of_its_own(tmp_path):
+    """Each step's critical path on a track of tracedb's process: a slice per stretch of the path
+    that takes time, named for what it is counted to, adding up to the path's length."""
+    from conftest import FIXTURES
+    from tracedb import critical
+
+    db_path = tmp_path / "c.duckdb"
+    with tracedb.connect(db_path, read_only=False) as db:
+        db.load(FIXTURES / "critical" / "cuda_event_sync.json.gz")
+    out = tmp_path / "step.json"
+    with tracedb.connect(db_path, files=True) as db:
+        (trace_id, step, lo, hi), = critical.windows(db.con, "cuda_event_sync")
+        length = critical.longest_path(critical.build(db.con, trace_id, lo, hi)).length
+        db.export_perfetto(out, "cuda_event_sync", step=step)
+    events = json.loads(out.read_text())["traceEvents"]
+    named = {e["tid"] for e in events if e["ph"] == "M" and e.get("args", {}).get("name") == "critical path"}
+    assert named == {5}
+    path = [e for e in events if e.get("cat") == "tracedb" and e["tid"] == 5]
+    assert path and round(sum(e["dur"] for e in path) * 1000) == length == 2_401_000  # HTA: 2,401 µs
+    assert {e["args"]["bound"] for e in path} >= {"host", "compute"}
+    starts = [e["ts"] for e in path]
+    assert starts == sorted(starts)  # the path runs forward in time

@@ -101,4 +101,4 @@ UNION ALL
 SELECT 'M', NULL, n.kind, t.pid::VARCHAR, n.tid, NULL, NULL, NULL, NULL, json_object('name', n.label), 0
 FROM tracks t, (VALUES ('process_name', '0', 'tracedb findings'), ('thread_name', '1', 'steps'),
                        ('thread_name', '2', 'layers'), ('thread_name', '3', 'idle gaps'),
-                       ('thread_name', '4', 'why')) n(kind, tid, label);
+                       ('thread_name', '4', 'why'), ('thread_name', '5', 'critical path')) n(kind, tid, label);
