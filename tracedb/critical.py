@@ -218,28 +218,14 @@ def _device_edges(graph: Graph, syncs: list[tuple]) -> None:
     by_correlation = {e.correlation: i for i, e in enumerate(graph.events)
                       if e.source == "runtime_calls" and e.correlation is not None}
     device = [i for i, e in enumerate(graph.events) if e.kind != "host"]
-    # the work launched on each stream, in launch order, for the event records
-    launched_on: dict[int, list[tuple[int, int]]] = defaultdict(list)  # stream -> [(launch ts, event)]
-    for i in device:
-        e = graph.events[i]
-        launch = by_event.get(("runtime_calls", e.launch_id))
-        if launch is not None and e.stream is not None:
-            launched_on[e.stream].append((graph.events[launch].ts, i))
-    for work in launched_on.values():
-        work.sort()
+    launches = _Launches(graph, device, by_event)
 
     def before_record(stream: int | None, record_corr: int | None) -> int | None:
         """The work launched on stream last before the event record of that correlation."""
         record = by_correlation.get(record_corr)
         if record is None or stream is None:
             return None
-        at = graph.events[record].ts
-        found = None
-        for ts, i in launched_on.get(stream, []):
-            if ts > at:
-                break
-            found = i
-        return found
+        return launches.last_before(stream, graph.events[record].ts)
 
     # a stream's wait for an event: the next work launched on it after the wait waits for the work
     # recorded by the event
@@ -252,13 +238,12 @@ def _device_edges(graph: Graph, syncs: list[tuple]) -> None:
             caller = by_correlation.get(corr)
             if src is None or caller is None or stream is None:
                 continue
-            after = graph.events[caller].ts
-            nxt = next((i for ts, i in launched_on.get(stream, []) if ts >= after), None)
+            nxt = launches.first_from(stream, graph.events[caller].ts)
             if nxt is not None:
                 waits[nxt] = src
     # HTA's queue of each stream: work launched and not yet started. A launch delay is on the path
     # only where the work was alone in its queue from its launch to its start.
-    alone = _alone_in_queue(graph, device, by_event)
+    alone = _alone_in_queue(graph, launches)
     last_on: dict[int, int] = {}  # stream -> its last work's event
     for _, what, n in sorted(items):
         if what == 1:
@@ -302,40 +287,57 @@ def _device_edges(graph: Graph, syncs: list[tuple]) -> None:
                 graph.add(2 * launch, 2 * i, CAUSAL, timed=not follows and waited is None)
         if e.stream is not None:
             last_on[e.stream] = i
-    _inferred_waits(graph, launched_on)
+    _inferred_waits(graph, launches)
 
 
-def _inferred_waits(graph: Graph, launched_on: dict[int, list[tuple[int, int]]]) -> None:
+class _Launches:
+    """The device work of a graph launched on each stream, in launch order, found by launch time."""
+
+    def __init__(self, graph: Graph, device: list[int], by_event: dict):
+        self.on: dict[int, list[tuple[int, int]]] = defaultdict(list)  # stream -> [(launch ts, event)]
+        for i in device:
+            e = graph.events[i]
+            launch = by_event.get(("runtime_calls", e.launch_id))
+            if launch is not None and e.stream is not None:
+                self.on[e.stream].append((graph.events[launch].ts, i))
+        for work in self.on.values():
+            work.sort()
+        self._times = {stream: [ts for ts, _ in work] for stream, work in self.on.items()}
+
+    def last_before(self, stream: int, ts: int) -> int | None:
+        """The work launched on stream last at or before ts."""
+        at = bisect.bisect_right(self._times.get(stream, []), ts) - 1
+        return self.on[stream][at][1] if at >= 0 else None
+
+    def first_from(self, stream: int, ts: int) -> int | None:
+        """The work launched on stream first at or after ts."""
+        times = self._times.get(stream, [])
+        at = bisect.bisect_left(times, ts)
+        return self.on[stream][at][1] if at < len(times) else None
+
+
+def _inferred_waits(graph: Graph, launches: _Launches) -> None:
     """A synchronising call with no synchronisation record waits for the work of each stream
     launched before it began and still running then (replay-only edges)."""
     synced = {graph.dst[e] for e in range(len(graph.src)) if graph.type[e] == SYNC}
-    launches = {stream: [ts for ts, _ in work] for stream, work in launched_on.items()}
     for i, e in enumerate(graph.events):
         if not e.blocking or 2 * i + 1 in synced or not WAITING_CALL.search(e.name):
             continue
-        for stream, work in launched_on.items():
-            at = bisect.bisect_right(launches[stream], e.ts) - 1
-            if at >= 0:
-                last = work[at][1]
-                if e.ts <= graph.events[last].end <= e.end:  # running when it began, done when it returned
-                    graph.add(2 * last + 1, 2 * i + 1, WAITS)
+        for stream in launches.on:
+            last = launches.last_before(stream, e.ts)
+            # running when it began, done when it returned
+            if last is not None and e.ts <= graph.events[last].end <= e.end:
+                graph.add(2 * last + 1, 2 * i + 1, WAITS)
 
 
-def _alone_in_queue(graph: Graph, device: list[int], by_event: dict) -> set[int]:
+def _alone_in_queue(graph: Graph, launches: _Launches) -> set[int]:
     """The device work that was the only work queued on its stream from its launch to its start:
     each launch adds to its stream's queue and each start takes from it (a launch before a start
     at one time), and the work is alone when the queue holds 1 just after its launch and 0 just
     after its start."""
-    steps: dict[int, list[tuple[int, int, int]]] = defaultdict(list)  # stream -> (ts, order, event)
-    for i in device:
-        e = graph.events[i]
-        launch = by_event.get(("runtime_calls", e.launch_id))
-        if launch is None or e.stream is None:
-            continue
-        steps[e.stream].append((graph.events[launch].ts, 0, i))
-        steps[e.stream].append((e.ts, 1, i))
     alone = set()
-    for series in steps.values():
+    for work in launches.on.values():
+        series = [(ts, 0, i) for ts, i in work] + [(graph.events[i].ts, 1, i) for _, i in work]
         queue = 0
         after_launch: dict[int, int] = {}
         for _, start, i in sorted(series):
