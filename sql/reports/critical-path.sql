@@ -63,5 +63,4 @@ WITH shown AS (
 SELECT t.name AS trace, p.bound, p.name, p.cpu_op, p.steps, p.edges, p.on_path_ns,
        100.0 * p.on_path_ns / nullif((SELECT sum(path_ns) FROM shown s WHERE s.trace_id = p.trace_id), 0) AS path_pct
 FROM per_event p JOIN traces t USING (trace_id)
-QUALIFY row_number() OVER (PARTITION BY p.trace_id ORDER BY p.on_path_ns DESC, p.name) <= 25
 ORDER BY p.trace_id, p.on_path_ns DESC, p.name;
