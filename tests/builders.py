@@ -98,3 +98,19 @@ def gap_trace(path, start=1_000_000.125):
         b.x("user_annotation", f"ProfilerStep#{step}", start - 10, t - start + 20)
         t += 100
     return b.write(path)
+
+
+def built_graph(tmp_path, build):
+    """The dependency graph (tracedb.critical) of the whole of a trace build(b) makes on a Built()."""
+    import tracedb
+    from conftest import run_cli
+    from tracedb import critical
+
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    b = Built()
+    build(b)
+    db = tmp_path / "b.duckdb"
+    run_cli("load", b.write(tmp_path / "b.json"), db=db, check=True)
+    with tracedb.connect(db, files=True) as con:
+        lo, hi = con.sql("SELECT ts_ns, end_ns FROM critical_windows('b') WHERE step IS NULL").rows[0]
+        return critical.build(con.con, 1, lo, hi)

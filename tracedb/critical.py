@@ -1,4 +1,5 @@
-"""The dependency graph of a step and its critical path (the longest path through it).
+"""The dependency graph of a step and its critical path (the longest path through it); a replay
+of the graph is tracedb.replay's, and the relations report critical-path reads tracedb.critical_steps'.
 
 The events come from SQL (sql/modules/critical/graph.sql: a window's host operations, runtime
 calls and the device work they launched, and the device's synchronisation records); the graph and
@@ -36,8 +37,9 @@ from .errors import TracedbError
 
 # Edge types, as HTA names them
 OPERATOR, DEPENDENCY, LAUNCH, KERNEL_KERNEL, SYNC = "operator", "dependency", "launch", "kernel-kernel", "sync"
-# work never starts before its launch: an edge of no weight where the launch delay is not on the
-# path (HTA's zero-weight launch edges), which keeps a replay causal
+# work never starts before its launch, nor before the work ahead of it on its stream ends: an edge
+# of no weight where the launch delay is not on the path (HTA's zero-weight launch edges), which
+# keeps a replay causal
 CAUSAL = "causal"
 # a synchronising call the device recorded no synchronisation for waits, as far as a replay can
 # tell, for the work still running on each stream when it began (not on HTA's path)
@@ -90,7 +92,10 @@ class Graph:
         e = self.events[node // 2]
         return e.end if node % 2 else e.ts
 
-    def add(self, src: int, dst: int, kind: str, owner: int = -1, zero: bool = False, timed: bool = False) -> None:
+    def add(self, src: int, dst: int, kind: str, owner: int = -1, zero: bool = False, timed: bool = False,
+            untimed: bool = False) -> None:
+        """An edge; zero: of no weight on the path; timed: a causal edge a replay gives its time;
+        untimed: an edge a replay gives none."""
         a, b = self.events[src >> 1], self.events[dst >> 1]
         w = (b.end if dst & 1 else b.ts) - (a.end if src & 1 else a.ts)
         if w < -ROUNDING_NS:
@@ -100,7 +105,7 @@ class Graph:
         self.src.append(src)
         self.dst.append(dst)
         self.weight.append(0 if zero or kind in _UNWEIGHTED else w)
-        self.elapsed.append(0 if kind in _NO_TIME or kind == CAUSAL and not timed else w)
+        self.elapsed.append(0 if untimed or kind in _NO_TIME or kind == CAUSAL and not timed else w)
         self.type.append(kind)
         self.owner.append(owner)
 
@@ -277,14 +282,19 @@ def _device_edges(graph: Graph, syncs: list[tuple]) -> None:
         held = waited is not None and (launch_ts is None or graph.events[waited].end >= launch_ts)
         if launch is not None and i in alone and not queued and not held:
             graph.add(2 * launch, 2 * i, LAUNCH)
+            if prev is not None:
+                graph.add(2 * prev + 1, 2 * i, CAUSAL)  # a replay keeps the stream's order
         else:
             follows = prev is not None and (waited is None or graph.events[waited].end < graph.events[prev].end)
             if follows:
-                graph.add(2 * prev + 1, 2 * i, KERNEL_KERNEL, owner=prev)
+                # on HTA's path the gap is kernel-to-kernel overhead; where the work was launched
+                # after the work ahead of it ended, the host held it, and a replay times it from
+                # its launch (below)
+                graph.add(2 * prev + 1, 2 * i, KERNEL_KERNEL, owner=prev, untimed=not queued)
             if launch is not None:
-                # with nothing before it on the stream in the window, the launch delay the trace
-                # recorded is all a replay knows of when it started
-                graph.add(2 * launch, 2 * i, CAUSAL, timed=not follows and waited is None)
+                # with nothing before it on the stream in the window, or launched after that ended,
+                # the launch delay the trace recorded is all a replay knows of when it started
+                graph.add(2 * launch, 2 * i, CAUSAL, timed=(not follows or not queued) and waited is None)
         if e.stream is not None:
             last_on[e.stream] = i
     _inferred_waits(graph, launches)
@@ -349,7 +359,7 @@ def _alone_in_queue(graph: Graph, launches: _Launches) -> set[int]:
     return alone
 
 
-def _adjacency(graph: Graph, nodes: int, causal: bool) -> tuple[list[list[int]], list[int]]:
+def adjacency(graph: Graph, nodes: int, causal: bool) -> tuple[list[list[int]], list[int]]:
     """Each node's outgoing edges and its number of incoming ones (the causal edges of a replay only
     when asked: HTA's path has none)."""
     outgoing: list[list[int]] = [[] for _ in range(nodes)]
@@ -367,7 +377,7 @@ def longest_path(graph: Graph) -> Path:
     nodes = 2 * len(graph.events)
     if not nodes:
         raise TracedbError("no host operation or device work in this window")
-    outgoing, indegree = _adjacency(graph, nodes, causal=False)
+    outgoing, indegree = adjacency(graph, nodes, causal=False)
     dist = [0] * nodes
     via = [-1] * nodes
     seen = 0
@@ -414,136 +424,3 @@ def windows(con: duckdb.DuckDBPyConnection, trace: str, step: int | None = None,
     if steps or phase is not None:
         return steps
     return [r for r in rows if r[1] is None]
-
-
-# each bound's column in critical_steps
-BOUND_COLUMNS = {"host": "host_ns", "compute": "compute_ns", "communication": "communication_ns",
-                 "memcpy/memset": "memcpy_ns", "launch overhead": "launch_ns",
-                 "kernel-to-kernel overhead": "kernel_kernel_ns", "synchronisation": "sync_ns"}
-STEP_COLUMNS = ("trace_id", "step", "span_ns", "work_ns", "replay_ns", "path_ns", *BOUND_COLUMNS.values(), "edges",
-                "dropped")
-EDGE_COLUMNS = ("trace_id", "step", "seq", "type", "bound", "weight_ns", "kind", "source", "event_id", "name")
-
-
-def register(con: duckdb.DuckDBPyConnection, trace: str | None = None, step: int | None = None,
-             phase: str | None = None, limit: int | None = None) -> None:
-    """Find the critical path of each window of a trace (windows(); every trace with host
-    operations or kernels when trace is None) and register the results on the connection, for a
-    report's SQL: critical_steps (a row per window, the first limit of each trace: its span, the
-    path's length and its split by bound) and critical_edges (a row per edge of each path, first to last, with the event its time
-    is counted to)."""
-    import pyarrow as pa
-
-    traces = [trace] if trace is not None else [f"#{t}" for (t,) in con.execute(
-        "SELECT trace_id FROM traces t WHERE EXISTS (SELECT 1 FROM cpu_ops c WHERE c.trace_id = t.trace_id) "
-        "OR EXISTS (SELECT 1 FROM kernels k WHERE k.trace_id = t.trace_id) ORDER BY trace_id").fetchall()]
-    chosen = []
-    for name in traces:
-        try:
-            chosen += windows(con, name, step, phase)[:limit]  # the steps a report shows (limit: the first)
-        except TracedbError:
-            if trace is not None:
-                raise  # the trace asked for has no such step; among every trace, those that have it
-    steps, edges = [], []
-    graphs = {}
-    for trace_id in dict.fromkeys(t for t, *_ in chosen):
-        mine = [(lo, hi) for t, _, lo, hi in chosen if t == trace_id]
-        graphs.update(zip([(trace_id, lo, hi) for lo, hi in mine], build_all(con, trace_id, mine)))
-    for trace_id, number, lo, hi in chosen:
-        graph = graphs[(trace_id, lo, hi)]
-        if not graph.events:
-            continue
-        path = longest_path(graph)
-        bounds = path.bounds(graph)
-        work = max(e.end for e in graph.events) - min(e.ts for e in graph.events)
-        steps.append((trace_id, number, hi - lo, work, replay(graph), path.length, *[bounds[b] for b in BOUNDS],
-                      len(graph.src), graph.dropped))
-        for seq, e in enumerate(path.edges, 1):
-            owner = graph.events[graph.owner[e]] if graph.owner[e] >= 0 else None
-            edges.append((trace_id, number, seq, graph.type[e], bound_of(graph, e), graph.weight[e],
-                          owner.kind if owner else None, owner.source if owner else None,
-                          owner.event_id if owner else None, owner.name if owner else None))
-    types = {"trace_id": pa.int32(), "step": pa.int64(), "seq": pa.int64(), "edges": pa.int64(), "dropped": pa.int64(),
-             "event_id": pa.int64()}
-
-    def table(columns: tuple[str, ...], rows: list[tuple]) -> "pa.Table":
-        return pa.table({c: pa.array([r[i] for r in rows],
-                                     type=types.get(c, pa.int64() if c.endswith("_ns") else pa.string()))
-                         for i, c in enumerate(columns)})
-
-    con.register("critical_steps", table(STEP_COLUMNS, steps))
-    con.register("critical_edges", table(EDGE_COLUMNS, edges))
-
-
-@dataclass
-class _Plan:
-    """What every replay of a graph shares: its edges in an order each follows its source's
-    incoming edges, the time each takes unchanged, the nodes with no incoming edge at their
-    recorded time, the edges that are an event's own duration, and the device's nodes."""
-    order: list[int]
-    took: list[int]
-    start: list[int]
-    own: dict[int, int]  # event index -> its start-to-end edge
-    device: list[int]
-
-
-def _plan(graph: Graph) -> _Plan:
-    cached = getattr(graph, "_replay_plan", None)
-    if cached is not None:
-        return cached
-    nodes = 2 * len(graph.events)
-    outgoing, indegree = _adjacency(graph, nodes, causal=True)
-    waited = {graph.dst[e] for e in range(len(graph.src)) if graph.type[e] in (SYNC, WAITS)}
-    origin = min(e.ts for e in graph.events)
-    start = [graph.node_ts(n) - origin if indegree[n] == 0 else 0 for n in range(nodes)]
-    took = list(graph.elapsed)
-    own = {}
-    for e in range(len(graph.src)):
-        u, v = graph.src[e], graph.dst[e]
-        if v in waited and graph.type[e] == OPERATOR and graph.events[v // 2].blocking:
-            took[e] = 0  # the call returns when the device work it waits for is done (its sync edge)
-        if graph.type[e] == OPERATOR and u % 2 == 0 and v == u + 1:
-            own[u // 2] = e
-    order: list[int] = []
-    heap = [(graph.node_ts(n), n) for n in range(nodes) if indegree[n] == 0]
-    heapq.heapify(heap)
-    while heap:
-        _, u = heapq.heappop(heap)
-        for e in outgoing[u]:
-            order.append(e)
-            v = graph.dst[e]
-            indegree[v] -= 1
-            if indegree[v] == 0:
-                heapq.heappush(heap, (graph.node_ts(v), v))
-    device = [n for n in range(nodes) if graph.events[n // 2].kind != "host"]
-    plan = _Plan(order, took, start, own, device)
-    graph._replay_plan = plan  # type: ignore[attr-defined]
-    return plan
-
-
-def replay(graph: Graph, durations: dict[int, int] | None = None, device: bool = False) -> int:
-    """The span of the window re-timed through its graph (Daydream's simulation): every node happens
-    at the latest of its incoming edges' sources plus the time each edge took in the trace, every
-    device event lasting its duration, or the one durations gives it (by event index); a node with
-    no incoming edge keeps its recorded time. A synchronising call ends once both the host and the
-    device work it waits for are done. Unchanged, the replay gives the recorded span: of all the
-    window's events, or with device true of its device work alone (the span why compares)."""
-    if not graph.events:
-        return 0
-    plan = _plan(graph)
-    took = plan.took
-    if durations:
-        took = list(took)
-        for i, d in durations.items():
-            if i in plan.own:
-                took[plan.own[i]] = d
-    at = list(plan.start)
-    src, dst = graph.src, graph.dst
-    for e in plan.order:
-        t = at[src[e]] + took[e]
-        if t > at[dst[e]]:
-            at[dst[e]] = t
-    if device:
-        ends = [at[n] for n in plan.device]
-        return max(ends) - min(ends) if ends else 0
-    return max(at) - min(at)

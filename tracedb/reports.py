@@ -107,8 +107,8 @@ ALIAS_WHEN = ("patterns", "many")
 ALL_ROWS = 2 ** 62
 
 # What a report may have computed before its SQL runs ("-- Computed: NAME"): a walk SQL does not
-# express, registered on the connection as relations of its own (tracedb.critical: the critical
-# path of each step, critical_steps and critical_edges; tracedb.savings: what fixing each part of
+# express, registered on the connection as relations of its own (tracedb.critical_steps: the
+# critical path of each step, critical_steps and critical_edges; tracedb.savings: what fixing each part of
 # why saves, why_savings and why_together)
 COMPUTED = ("critical", "savings")
 
@@ -638,13 +638,14 @@ def compute(con: duckdb.DuckDBPyConnection, report: Report, values: dict[str, An
     """Register on the connection what a report's header says tracedb computes before its SQL runs
     (COMPUTED), for its parameters' values."""
     if report.computed == "critical":
-        from . import critical
+        from . import critical_steps
 
-        critical.register(con, values.get("trace"), values.get("step"), values.get("phase"), values.get("limit"))
+        critical_steps.register(con, values.get("trace"), values.get("step"), values.get("phase"), values.get("limit"))
     elif report.computed == "savings":
         from . import savings
 
-        savings.register(con, values.get("trace"), values.get("vs"), values.get("phase"))
+        savings.register(con, values.get("trace"), values.get("vs"), values.get("phase"),
+                         values.get("min_gap_us", 20))
 
 
 def run_by_limit(con: duckdb.DuckDBPyConnection, report: Report, values: dict[str, Any],

@@ -1,23 +1,32 @@
 """What fixing each cause of a wall-clock gap would save: the slower trace's steps replayed
-(tracedb.critical.replay) with one part at the faster trace's times, for `report why`; the spans
-replayed are the device's (first work's start to last work's end in each step), those why compares.
+(tracedb.replay) with one part at the faster trace's times, for `report why`; the spans replayed are
+the device's (first work's start to last work's end in each step), those why compares.
 
-A part is one of why's (sql/modules/why/findings.sql keys them): an operation's kernels, per phase
-(slower kernels: each kernel of it at the other side's time per call, when that is faster), or a
-collective's waiting (each call's wait removed). What the replayed steps lose against the
-unchanged replay is what fixing it saves; a part whose kernels run in the shadow of the host or of
-other work saves little or nothing, whatever its time at stake. All the parts together give the
-slower trace's predicted time, set beside the faster trace's own.
+A part is one of why's (sql/modules/why/findings.sql keys them):
+- an operation's kernels, per phase (slower kernels): each kernel of it at the other side's time
+  per call, when that is faster;
+- a collective's waiting: each call's wait removed;
+- idle time while the host launched late (host-bound idle, by Python frame): the host's time in
+  the part's gaps, from the device going idle to the launch, at the other side's (its idle time in
+  the part over ours);
+- idle time after a synchronisation (synchronisation idle, by call) the other side does not have:
+  the synchronising calls behind the part's gaps removed.
+What the replayed steps lose against the unchanged replay is what fixing it saves; a part whose
+kernels run in the shadow of the host or of other work saves little or nothing, whatever its time at
+stake. All the parts together give the slower trace's predicted time, set beside the faster trace's
+own.
 """
 
 from __future__ import annotations
 
+import bisect
 from collections import defaultdict
 from dataclasses import dataclass
 
 import duckdb
 
 from . import critical
+from .replay import Change, host_scale, replay, set_durations, without_sync
 
 # The part of each kernel of a trace, as why_findings keys it (kind|what), with its duration and,
 # for a collective, its wait
@@ -61,21 +70,177 @@ def _per_call(kernels: list[Kernel]) -> dict[str, float]:
 
 
 def changes(slow: list[Kernel], fast: list[Kernel]) -> dict[str, dict[int, int]]:
-    """Per part of why (kind|what), the slower trace's kernels it changes and their new durations."""
+    """Per part of why (kind|what), the slower trace's kernels it changes and their new durations: an
+    operation's kernels at the other side's time per call (faster or slower: where the slower side
+    is faster, the replay says what matching the other side would cost), a collective's without
+    their wait."""
     theirs, ours = _per_call(fast), _per_call(slow)
     out: dict[str, dict[int, int]] = defaultdict(dict)
     for k in slow:
         if k.comm:
             if k.wait:
                 out[f"collective waiting|{k.what}"][k.kernel_id] = k.dur - k.wait
-        elif k.what in theirs and theirs[k.what] < ours[k.what]:
+        elif k.what in theirs and theirs[k.what] != ours[k.what]:
             out[f"slower kernels|{k.what}"][k.kernel_id] = round(k.dur * theirs[k.what] / ours[k.what])
     return out
 
 
-def register(con: duckdb.DuckDBPyConnection, trace: str | None, vs: str | None, phase: str | None) -> None:
+# The gaps of both traces where the device idled while the host ran Python or after a
+# synchronisation, with the part of why each counts to (as why_findings keys them)
+_GAPS = """
+SELECT s.side, _why_gap_kind(g.cause) || '|' || _why_gap_what(g.cause, k.frame, g.frame, g.sync_call, g.after_op) AS part,
+       g.idle_ns, g.start_ns, g.end_ns, g.launch_tid, g.sync_call
+FROM compared_sides($trace, $vs) s
+JOIN (SELECT * FROM gpu_idle_gaps($trace, 1000 * $min_gap_us)
+      UNION ALL SELECT * FROM gpu_idle_gaps($vs, 1000 * $min_gap_us)) g USING (trace_id)
+LEFT JOIN frame_keys((SELECT list(trace_id) FROM compared_sides($trace, $vs))) k
+       ON k.trace_id = g.trace_id AND k.name = g.frame
+WHERE g.cause IN ('host launched late', 'synchronisation')
+  AND ($phase IS NULL OR (NOT g.between_steps AND (g.trace_id, g.step) IN
+       (SELECT (trace_id, step) FROM gpu_timeline WHERE step IS NOT NULL AND phase = $phase)))
+"""
+
+# The calls, on the slower side, of the Python frames why finds the device idle in while the host
+# runs them (host-bound idle), with each frame's host time per step on both sides (host_frames)
+_FRAME_CALLS = """
+WITH wanted AS (SELECT list(what) AS frames FROM (SELECT unnest($frames) AS what))
+SELECT c.frame, c.pid, c.tid, c.ts_ns, c.end_ns,
+       CASE WHEN $slow = 'A' THEN f.a_step_ns ELSE f.b_step_ns END AS ours,
+       CASE WHEN $slow = 'A' THEN f.b_step_ns ELSE f.a_step_ns END AS theirs
+FROM host_frame_calls($trace, $vs, $phase, (SELECT frames FROM wanted)) c
+JOIN host_frames_of($trace, $vs, $phase, (SELECT frames FROM wanted)) f USING (frame)
+WHERE c.side = $slow
+ORDER BY c.frame, c.ts_ns
+"""
+
+
+@dataclass
+class Gap:
+    side: str
+    part: str
+    idle: int
+    start: int
+    end: int
+    thread: str | None
+    sync_call: str | None
+
+
+class _Windows:
+    """The graphs' windows, to find the graph a time falls in."""
+
+    def __init__(self, bounds: list[tuple[int, int]]):
+        self.ordered = sorted((lo, hi, g) for g, (lo, hi) in enumerate(bounds))
+        self.starts = [lo for lo, _, _ in self.ordered]
+
+    def of(self, ts: int) -> int | None:
+        at = bisect.bisect_right(self.starts, ts) - 1
+        return self.ordered[at][2] if at >= 0 and ts <= self.ordered[at][1] else None
+
+
+def _thread(graph: critical.Graph, pid: str | None, tid: str | None) -> tuple | None:
+    """The graph's host thread of that pid and tid (as the trace names them)."""
+    for e in graph.events:
+        if e.kind == "host" and (str(e.pid), str(e.tid)) == (str(pid), str(tid)):
+            return (e.pid, e.tid)
+    return None
+
+
+def _outside(span: tuple[int, int], inner: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The pieces of span outside the inner spans (sorted by start)."""
+    out, at = [], span[0]
+    for lo, hi in inner:
+        if lo > at:
+            out.append((at, min(lo, span[1])))
+        at = max(at, hi)
+    if at < span[1]:
+        out.append((at, span[1]))
+    return out
+
+
+def frame_changes(con: duckdb.DuckDBPyConnection, graphs: list[critical.Graph], windows: _Windows, trace: str,
+                  vs: str, slow: str, phase: str | None, frames: list[str]) -> dict[str, dict[int, Change]]:
+    """Per host-bound frame of why (by key), its change to each graph of the slower side (slow: 'A'
+    or 'B'): the host's time in the frame's calls, less the calls of the other frames listed inside
+    them (parts of their own), at the other side's host time in the frame per step over ours (above
+    1 where the slower side spends less). The parts share no time, so that their changes combine."""
+    rows = con.execute(_FRAME_CALLS, {"trace": trace, "vs": vs, "slow": slow, "phase": phase,
+                                      "frames": frames}).fetchall()
+    by_thread: dict[tuple, list[tuple[int, int, str]]] = defaultdict(list)
+    factor: dict[str, float] = {}
+    for frame, pid, tid, ts, end, ours, theirs in rows:
+        if ours:
+            by_thread[(pid, tid)].append((ts, end, frame))
+            factor[frame] = theirs / ours
+    spans: dict[str, dict[tuple[int, tuple], list[tuple[int, int]]]] = defaultdict(lambda: defaultdict(list))
+    for thread, calls in by_thread.items():
+        calls.sort(key=lambda c: (c[0], -c[1]))
+        starts = [c[0] for c in calls]
+        for n, (ts, end, frame) in enumerate(calls):
+            g = windows.of(ts)
+            if g is None:
+                continue
+            inner = [(lo, hi) for lo, hi, other in calls[n + 1:bisect.bisect_left(starts, end, lo=n + 1)]
+                     if other != frame and hi <= end]
+            spans[frame][(g, thread)] += _outside((ts, end), inner)
+    out: dict[str, dict[int, Change]] = {}
+    for frame, held in spans.items():
+        changes: dict[int, Change] = {}
+        for (g, (pid, tid)), pieces in held.items():
+            thread = _thread(graphs[g], pid, tid)
+            if thread is not None:
+                change = host_scale(graphs[g], thread, pieces, factor[frame])
+                if change:
+                    changes[g] = changes.get(g, Change()) | change
+        if changes:
+            out[f"host-bound idle|{frame}"] = changes
+    return out
+
+
+def _gaps(con: duckdb.DuckDBPyConnection, trace: str, vs: str, phase: str | None, min_gap_us: float) -> list[Gap]:
+    rows = con.execute(_GAPS, {"trace": trace, "vs": vs, "phase": phase, "min_gap_us": min_gap_us}).fetchall()
+    return [Gap(*r) for r in rows]
+
+
+def sync_changes(graphs: list[critical.Graph], windows: _Windows, slow: str,
+                 gaps: list[Gap]) -> dict[str, dict[int, Change]]:
+    """Per synchronisation idle part of why the other side has none of, its change to each graph of
+    the slower side: the synchronising calls behind the part's gaps removed. Where the other side
+    waits there too, how many of the calls it does without is not known: no change."""
+    gaps = [gap for gap in gaps if gap.part.startswith("synchronisation idle|")]
+    theirs = {gap.part for gap in gaps if gap.side != slow}
+    held: dict[str, dict[int, list[Gap]]] = defaultdict(lambda: defaultdict(list))
+    for gap in gaps:
+        g = windows.of(gap.start)
+        if gap.side == slow and gap.part not in theirs and g is not None:
+            held[gap.part][g].append(gap)
+    out: dict[str, dict[int, Change]] = {}
+    for part, by_graph in held.items():
+        changes = {g: without_sync(graphs[g], _sync_calls(graphs[g], mine)) for g, mine in by_graph.items()}
+        changes = {g: c for g, c in changes.items() if c}
+        if changes:
+            out[part] = changes
+    return out
+
+
+def _sync_calls(graph: critical.Graph, gaps: list[Gap]) -> list[int]:
+    """The graph's synchronising calls behind the gaps: of the call each gap names, on its
+    launching thread, the last to start before the device started again."""
+    calls = []
+    for gap in gaps:
+        best = None
+        for i, e in enumerate(graph.events):
+            if e.source == "runtime_calls" and e.blocking and e.name == gap.sync_call \
+                    and f"{e.pid}:{e.tid}" == gap.thread and e.ts <= gap.end and (best is None or e.ts > graph.events[best].ts):
+                best = i
+        if best is not None:
+            calls.append(best)
+    return calls
+
+
+def register(con: duckdb.DuckDBPyConnection, trace: str | None, vs: str | None, phase: str | None,
+             min_gap_us: float = 20) -> None:
     """Replay the slower trace's steps once unchanged and once per part, and register why_savings
-    (part, saves_ns, steps) and why_together (slow_ns, predicted_ns, other_ns) on the connection.
+    (part, saves_ns) and why_together (slow_ns, predicted_ns, other_ns) on the connection.
     One trace alone (no vs) has nothing to take times from: both relations are empty."""
     import pyarrow as pa
 
@@ -89,31 +254,38 @@ def register(con: duckdb.DuckDBPyConnection, trace: str | None, vs: str | None, 
         measured = {trace: a_ns, vs: b_ns}
         parts = changes(_kernels(con, slow, phase), _kernels(con, fast, phase))
         windows = critical.windows(con, slow, phase=phase)
-        graphs = critical.build_all(con, windows[0][0], [(lo, hi) for _, _, lo, hi in windows]) if windows else []
-        predicted, replayed = 0, 0
+        bounds = [(lo, hi) for _, _, lo, hi in windows]
+        graphs = critical.build_all(con, windows[0][0], bounds) if windows else []
         # each changed kernel's graph and event, found once
         where: dict[int, tuple[int, int]] = {}
         for g, graph in enumerate(graphs):
             for i, e in enumerate(graph.events):
                 if e.source == "kernels":
                     where[e.event_id] = (g, i)
-        by_graph: dict[str, dict[int, dict[int, int]]] = {}
+        by_graph: dict[str, dict[int, Change]] = {}
         for part, durations in parts.items():
             split: dict[int, dict[int, int]] = defaultdict(dict)
             for kernel, dur in durations.items():
                 if kernel in where:
                     g, i = where[kernel]
                     split[g][i] = dur
-            by_graph[part] = split
+            by_graph[part] = {g: set_durations(d) for g, d in split.items()}
+        if graphs:
+            side = "A" if slow == trace else "B"
+            gaps = _gaps(con, trace, vs, phase, min_gap_us)
+            frames = sorted({g.part.split("|", 1)[1] for g in gaps if g.part.startswith("host-bound idle|")})
+            by_graph.update(frame_changes(con, graphs, _Windows(bounds), trace, vs, side, phase, frames))
+            by_graph.update(sync_changes(graphs, _Windows(bounds), side, gaps))
+        predicted, replayed = 0, 0
         for g, graph in enumerate(graphs):
-            base = critical.replay(graph, device=True)
+            base = replay(graph, device=True)
             replayed += base
-            every: dict[int, int] = {}
+            every = Change()
             for part, split in by_graph.items():
                 if g in split:
-                    every.update(split[g])
-                    savings[part] = savings.get(part, 0) + base - critical.replay(graph, split[g], device=True)
-            predicted += critical.replay(graph, every, device=True) if every else base
+                    every = every | split[g]
+                    savings[part] = savings.get(part, 0) + base - replay(graph, split[g], device=True)
+            predicted += replay(graph, every, device=True) if every else base
         # the prediction, replayed, against the slower side's own replay and the other side's measure
         together.append((replayed, predicted, measured[fast]))
     con.register("why_savings", pa.table({"part": pa.array(list(savings), pa.string()),

@@ -24,7 +24,7 @@
 --   rank         id               1 first: what fixing saves most (saves_ns, else the time at stake); where the slower side is faster after; the remainder last
 --   kind         text             host-bound idle, synchronisation idle, queued idle, short gaps, slower kernels, more kernels or calls, collective waiting, collective transfer, less overlap, exposed memcpy, roofline, remainder; where the slower side is faster: faster kernels, fewer kernels or calls, faster collective transfer, more overlap, less (any other kind)
 --   at_stake_ns  duration  total  what the slower side gains if this part matched the other side
---   saves_ns     duration         what the slower side's steps would save: replayed through their dependency graphs with this part at the other side's times (tracedb.savings); empty where the replay does not model the part (idle, overlap, copies: their time at stake stands)
+--   saves_ns     duration         what the slower side's steps would save: replayed through their dependency graphs with this part at the other side's times (tracedb.savings: kernels at the other side's time per call, a collective without its wait, the host's time in a frame at the other side's, a synchronisation the other side does without removed); below 0 where matching the other side costs time; empty where the replay does not model the part (short gaps, overlap, copies: their time at stake stands)
 --   per_step_ns  duration  wide   the time at stake per step of the slower side
 --   finding      text             what is slower and by how much, both sides' numbers, where in the code
 --   where        text      wide   the code to look at: Python frame, synchronising call, operation and cpu_op, collective kernel
@@ -57,13 +57,17 @@ WITH found AS (
 )
 SELECT r.new_rank AS rank, r.kind, r.at_stake_ns, r.saves_ns, r.per_step_ns,
        r.finding || CASE WHEN r.saves_ns IS NOT NULL AND r.at_stake_ns > 0 AND r.saves_ns < r.at_stake_ns / 10
-                         THEN '; fixing it saves ' || _why_time(greatest(r.saves_ns, 0)) || ' of the steps: its time is '
-                              || 'hidden (it overlaps other work or waits on the host)'
+                         THEN '; fixing it saves ' || _why_time(greatest(r.saves_ns, 0)) || ' of the steps: '
+                              || CASE WHEN r.kind = 'host-bound idle'
+                                      THEN 'the host takes about as long in this frame on both sides; the idle follows from work elsewhere'
+                                      WHEN r.kind = 'synchronisation idle'
+                                      THEN 'without the synchronisation the host still launches the work late'
+                                      ELSE 'its time is hidden (it overlaps other work or waits on the host)' END
                          ELSE '' END AS finding,
        r."where", r.slower, r.a_ns, r.b_ns, r.a_detail, r.b_detail, r.hint, r.part, r.next,
        CASE WHEN r.new_rank = 1 THEN
            split_part((SELECT answer FROM found WHERE rank = 1), '; ', 1)
-           || CASE WHEN r.kind <> 'remainder' AND coalesce(r.saves_ns, r.at_stake_ns) > 0
+           || CASE WHEN r.kind <> 'remainder' AND r.at_stake_ns > 0 AND coalesce(r.saves_ns, r.at_stake_ns) > 0
                    THEN '; first fix: ' || r.kind || coalesce(' in ' || r."where", '') || ', '
                         || CASE WHEN r.saves_ns IS NOT NULL
                                 THEN 'saves ' || _why_time(r.saves_ns) || ' (' || _why_time(r.at_stake_ns) || ' at stake)'

@@ -70,6 +70,17 @@ CREATE OR REPLACE MACRO _shell_word(name) AS
 CREATE OR REPLACE MACRO frame_key(name) AS
     regexp_replace(regexp_replace(name, '\(\d+\): ', ': '), ' at 0x[0-9a-fA-F]+', '', 'g');
 
+-- The part of why an idle gap of gpu_idle_gaps counts to (scalar macros): its kind by its cause, and
+-- what it is told apart by: the Python frame holding the host (frame_match: its key across the
+-- traces), the synchronising call, or the operation the device waited to start.
+CREATE OR REPLACE MACRO _why_gap_kind(cause) AS
+    CASE cause WHEN 'host launched late' THEN 'host-bound idle' WHEN 'synchronisation' THEN 'synchronisation idle'
+               WHEN 'queued and waiting' THEN 'queued idle' ELSE 'idle without launches' END;
+CREATE OR REPLACE MACRO _why_gap_what(cause, frame_match, frame, sync_call, after_op) AS
+    CASE cause WHEN 'host launched late' THEN coalesce(frame_match, frame_key(frame), '(no Python frame)')
+               WHEN 'synchronisation' THEN coalesce(sync_call, '')
+               WHEN 'queued and waiting' THEN coalesce(after_op, '') ELSE '' END;
+
 -- The frame each Python frame name of the given traces is matched by across two traces (table
 -- macro): its file and function (frame_key), and where one trace records two functions of that
 -- name in one file (LlamaForCausalLM.forward and LlamaModel.forward of llama.py), their order in
@@ -94,21 +105,41 @@ SELECT trace_id, name,
        base || CASE WHEN max(nth) OVER (PARTITION BY trace_id, base) > 1 THEN ' #' || nth ELSE '' END AS frame
 FROM ordered;
 
--- The host time of host_frames (below) for the frames of a list of keys alone (table macro; NULL:
--- every frame), as why asks for the frames it names: the frames of other keys are never read.
--- Parameters: trace_a, trace_b, want_phase: as host_frames; wanted: a list of frame keys or NULL.
--- Columns: those of host_frames.
-CREATE OR REPLACE MACRO host_frames_of(trace_a, trace_b, want_phase, wanted) AS TABLE
+-- The steps host_frames counts on each side (table macros): host_frame_windows, each step's window
+-- on the thread of its annotation or frame (step_windows), in the phase asked for; host_frame_steps,
+-- their number per side, or 1 for a side whose trace has none (its whole trace counts, windowed false).
+-- Parameters: trace_a, trace_b, want_phase: as host_frames.
+CREATE OR REPLACE MACRO host_frame_windows(trace_a, trace_b, want_phase) AS TABLE
+SELECT s.side, s.trace_id, w.step, w.pid, w.tid, w.ts_ns, w.end_ns
+FROM compared_sides(trace_a, trace_b) s JOIN step_windows w USING (trace_id)
+WHERE want_phase IS NULL
+   OR (w.trace_id, w.step) IN (SELECT (trace_id, step) FROM gpu_timeline WHERE phase = want_phase);
+
+CREATE OR REPLACE MACRO host_frame_steps(trace_a, trace_b, want_phase) AS TABLE
+WITH windows AS (SELECT * FROM host_frame_windows(trace_a, trace_b, want_phase))
+SELECT side, trace_id, count(*) AS steps, true AS windowed FROM windows GROUP BY ALL
+UNION ALL
+SELECT side, trace_id, 1, false FROM compared_sides(trace_a, trace_b) s
+WHERE NOT EXISTS (SELECT 1 FROM windows w WHERE w.side = s.side);
+
+-- The calls of Python frames host_frames counts (table macro): inside the steps counted (the whole
+-- trace where it has none), each on its own thread, and a frame that calls itself once (its
+-- outermost call). Parameters: as host_frames_of.
+-- Columns:
+--   side      A or B
+--   trace_id  the trace
+--   frame     the frame's key (frame_keys): file and function
+--   name      the frame's name as the trace records it
+--   nid       the name's number (one per trace and name)
+--   pid, tid  the thread
+--   ts_ns     the call's start, nanoseconds
+--   end_ns    its end
+--   dur_ns    its duration
+CREATE OR REPLACE MACRO host_frame_calls(trace_a, trace_b, want_phase, wanted) AS TABLE
 WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), windows AS MATERIALIZED (
-    -- the steps counted (the whole trace when it has none), each on its own thread's frames
-    SELECT s.side, s.trace_id, w.step, w.pid, w.tid, w.ts_ns, w.end_ns
-    FROM sides s JOIN step_windows w USING (trace_id)
-    WHERE want_phase IS NULL
-       OR (w.trace_id, w.step) IN (SELECT (trace_id, step) FROM gpu_timeline WHERE phase = want_phase)
+    SELECT * FROM host_frame_windows(trace_a, trace_b, want_phase)
 ), counted AS (
-    SELECT side, trace_id, count(*) AS steps, true AS windowed FROM windows GROUP BY ALL
-    UNION ALL
-    SELECT side, trace_id, 1, false FROM sides s WHERE NOT EXISTS (SELECT 1 FROM windows w WHERE w.side = s.side)
+    SELECT * FROM host_frame_steps(trace_a, trace_b, want_phase)
 ), keys AS MATERIALIZED (
     -- each frame name once, numbered in the order of the names, with the key it is matched by,
     -- numbered too: the frames below carry numbers rather than names
@@ -135,14 +166,26 @@ WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), win
     SELECT * FROM frames
     QUALIFY coalesce(max(end_ns) OVER (PARTITION BY trace_id, pid, tid, fid ORDER BY ts_ns, end_ns DESC, event_id
                                        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), ts_ns) <= ts_ns
+)
+SELECT o.side, o.trace_id, k.frame, k.name, o.nid, o.pid, o.tid, o.ts_ns, o.end_ns, o.dur_ns
+FROM outer_only o JOIN keys k USING (nid);
+
+-- The host time of host_frames (below) for the frames of a list of keys alone (table macro; NULL:
+-- every frame), as why asks for the frames it names: the frames of other keys are never read.
+-- Parameters: trace_a, trace_b, want_phase: as host_frames; wanted: a list of frame keys or NULL.
+-- Columns: those of host_frames.
+CREATE OR REPLACE MACRO host_frames_of(trace_a, trace_b, want_phase, wanted) AS TABLE
+WITH calls AS MATERIALIZED (
+    SELECT * FROM host_frame_calls(trace_a, trace_b, want_phase, wanted)
+), counted AS (
+    SELECT * FROM host_frame_steps(trace_a, trace_b, want_phase)
 ), per_key AS (
-    SELECT o.side, o.fid, o.nid, count(*) AS calls, sum(o.dur_ns) AS ns FROM outer_only o GROUP BY ALL
+    SELECT side, frame, nid, any_value(name) AS name, count(*) AS calls, sum(dur_ns) AS ns FROM calls GROUP BY ALL
 ), per_side AS (
-    SELECT p.side, k.frame, arg_max(k.name, (p.calls, -p.nid)) AS name, sum(p.calls) AS calls, sum(p.ns) AS ns,
+    SELECT p.side, p.frame, arg_max(p.name, (p.calls, -p.nid)) AS name, sum(p.calls) AS calls, sum(p.ns) AS ns,
            any_value(c.steps) AS steps
-    FROM per_key p JOIN keys k USING (nid)
-    JOIN counted c ON c.side = p.side AND c.trace_id = k.trace_id
-    GROUP BY p.side, k.frame
+    FROM per_key p JOIN counted c USING (side)
+    GROUP BY p.side, p.frame
 ), a AS (SELECT * FROM per_side WHERE side = 'A'), b AS (SELECT * FROM per_side WHERE side = 'B')
 SELECT coalesce(a.frame, b.frame) AS frame, a.name AS a_name, b.name AS b_name,
        a.calls / a.steps AS a_calls, b.calls / b.steps AS b_calls,
@@ -229,11 +272,7 @@ WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), key
     WHERE want_phase IS NULL OR (NOT g.between_steps AND (g.trace_id, g.step) IN (SELECT (trace_id, step) FROM windows))
 ), gap_groups AS (
     SELECT side,
-           CASE cause WHEN 'host launched late' THEN 'host-bound idle' WHEN 'synchronisation' THEN 'synchronisation idle'
-                      WHEN 'queued and waiting' THEN 'queued idle' ELSE 'idle without launches' END AS kind,
-           CASE cause WHEN 'host launched late' THEN coalesce(frame_match, frame_key(frame), '(no Python frame)')
-                      WHEN 'synchronisation' THEN coalesce(sync_call, '')
-                      WHEN 'queued and waiting' THEN coalesce(after_op, '') ELSE '' END AS what,
+           _why_gap_kind(cause) AS kind, _why_gap_what(cause, frame_match, frame, sync_call, after_op) AS what,
            sum(idle_ns) AS ns, count(*) AS n, max(idle_ns) AS longest_ns,
            mode(frame ORDER BY frame) AS frame, mode(after_cpu_op ORDER BY after_cpu_op) AS after_cpu_op,
            sum(frame_self_ns) AS self_ns, sum(host_ns) AS host_ns,
