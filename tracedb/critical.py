@@ -124,6 +124,18 @@ class Path:
         return out
 
 
+def stretches(graph: Graph, path: Path) -> list[tuple[int, int, str, str, str]]:
+    """The stretches of a path that take time, first to last: (start, end, what its time is counted
+    to, bound, edge type); they add up to the path's length."""
+    out = []
+    for e in path.edges:
+        if graph.weight[e] > 0:
+            owner = graph.events[graph.owner[e]].name if graph.owner[e] >= 0 else graph.type[e]
+            out.append((graph.node_ts(graph.src[e]), graph.node_ts(graph.dst[e]), owner, bound_of(graph, e),
+                        graph.type[e]))
+    return out
+
+
 def bound_of(graph: Graph, edge: int) -> str:
     kind = graph.type[edge]
     if kind == LAUNCH:

@@ -8,7 +8,8 @@ steps, one of layers, one of idle gaps (a slice per gap named by its cause, with
 idle time at stake in its args), one of the why findings of the window (the trace against its
 own ideal), each a slice over the window's device activity, and one of the critical path of each
 step in the window (tracedb.critical): a slice per stretch of the path with time, named for the
-operation, call or kernel it is counted to. The rows come from the table macro perfetto_window
+operation, call or kernel it is counted to, with flow arrows where the path hops from one of the
+trace's tracks to another. The rows come from the table macro perfetto_window
 (sql/modules/timeline/perfetto.sql).
 """
 
@@ -28,6 +29,7 @@ from .errors import TracedbError
 
 WHOLE = (-(1 << 62), 1 << 62)  # the window of a whole trace: every time tracedb keeps
 PATH_STEPS = 50  # the steps of a window whose critical path is drawn at most (the first)
+FLOW_IDS = 1 << 40  # the critical path's flow ids count up from here, clear of the trace's own
 _INTEGER = re.compile(r"-?(?:0|[1-9][0-9]{0,17})")  # a JSON number: no leading zero
 
 
@@ -88,9 +90,7 @@ def export(con: duckdb.DuckDBPyConnection, trace: str, out: Path, *, step: int |
                 args["of"] = f"phase {phase}" if phase is not None else "the whole trace"
                 yield _event("X", "tracedb", f"{f.get('rank')}. {f.get('kind')}", str(pid), "4", span[0],
                              span[1] - span[0], None, None, orjson.dumps(args, default=str).decode())
-        for ts_ns, dur_ns, label, args in _path(con, trace_id, lo, hi):
-            yield _event("X", "tracedb", label, str(pid), "5", ts_ns, dur_ns, None, None,
-                         orjson.dumps(args).decode())
+        yield from _path(con, trace_id, lo, hi, pid)
 
     meta = {"tracedb": {"trace": name, "step": step, "phase": phase, "from_ns": None if (lo, hi) == WHOLE else lo,
                         "to_ns": None if (lo, hi) == WHOLE else hi}}
@@ -116,20 +116,37 @@ def export(con: duckdb.DuckDBPyConnection, trace: str, out: Path, *, step: int |
     return PerfettoExport(out, name, events, told, span if span[0] is not None else None)
 
 
-def _path(con: duckdb.DuckDBPyConnection, trace_id: int, lo: int, hi: int):
+def _path(con: duckdb.DuckDBPyConnection, trace_id: int, lo: int, hi: int, pid: int):
     """The critical path of each step in the window (PATH_STEPS at most; the whole trace where it
-    has no steps): (start, duration, name, args) of each stretch of it that takes time."""
+    has no steps), as events: a slice on tracedb's track per stretch of it that takes time, named
+    for what it is counted to; and a flow arrow for each of its hops from one track of the trace
+    to another (a launch to its kernel, the device's work to the call waiting for it), from the
+    event the path leaves to the one it reaches."""
     windows = [w for w in critical.windows(con, f"#{trace_id}") if w[2] < hi and w[3] >= lo][:PATH_STEPS]
+    flow = FLOW_IDS
     for (_, step, _, _), graph in zip(windows, critical.build_all(con, trace_id, [(w[2], w[3]) for w in windows])):
         if not graph.events:
             continue
-        for e in critical.longest_path(graph).edges:
-            if graph.weight[e] <= 0:
-                continue
-            owner = graph.events[graph.owner[e]].name if graph.owner[e] >= 0 else graph.type[e]
-            start = graph.node_ts(graph.src[e])
-            yield start, graph.node_ts(graph.dst[e]) - start, owner, {
-                "bound": critical.bound_of(graph, e), "edge": graph.type[e], "step": step}
+        path = critical.longest_path(graph)
+        for e in path.edges:
+            src, dst = graph.events[graph.src[e] >> 1], graph.events[graph.dst[e] >> 1]
+            start, end = graph.node_ts(graph.src[e]), graph.node_ts(graph.dst[e])
+            if (src.pid, src.tid) != (dst.pid, dst.tid) and None not in (src.pid, dst.pid):
+                flow += 1
+                args = orjson.dumps({"edge": graph.type[e], "step": step}).decode()
+                # each end bound to the slice it is in: an end node a nanosecond before the end
+                yield _event("s", "tracedb critical path", graph.type[e], src.pid, src.tid,
+                             _inside(start, src), None, flow, None, args)
+                yield _event("f", "tracedb critical path", graph.type[e], dst.pid, dst.tid,
+                             _inside(end, dst), None, flow, "e", args)
+        for start, end, owner, bound, edge in critical.stretches(graph, path):
+            yield _event("X", "tracedb", owner, str(pid), "5", start, end - start, None, None,
+                         orjson.dumps({"bound": bound, "edge": edge, "step": step}).decode())
+
+
+def _inside(ts: int, event: critical.Event) -> int:
+    """A time inside the event's slice: ts, or a nanosecond before it at the slice's end."""
+    return ts - 1 if ts >= event.end > event.ts else ts
 
 
 def _micros(ns: int) -> bytes:

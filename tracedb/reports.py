@@ -110,7 +110,7 @@ ALL_ROWS = 2 ** 62
 # express, registered on the connection as relations of its own (tracedb.critical_steps: the
 # critical path of each step, critical_steps and critical_edges; tracedb.savings: what fixing each part of
 # why saves, why_savings and why_together)
-COMPUTED = ("critical", "savings")
+COMPUTED = ("critical_steps", "savings")
 
 # Parameters every report that has them takes as options of their own on the command line.
 COMMON_OPTIONS = ("trace", "vs", "phase", "limit")
@@ -637,7 +637,7 @@ def run(con: duckdb.DuckDBPyConnection, report: Report, values: dict[str, Any]) 
 def compute(con: duckdb.DuckDBPyConnection, report: Report, values: dict[str, Any]) -> None:
     """Register on the connection what a report's header says tracedb computes before its SQL runs
     (COMPUTED), for its parameters' values."""
-    if report.computed == "critical":
+    if report.computed == "critical_steps":
         from . import critical_steps
 
         critical_steps.register(con, values.get("trace"), values.get("step"), values.get("phase"), values.get("limit"))

@@ -1,9 +1,10 @@
 """Timeline strips: a picture of where in a step the GPU works and where it sits idle.
 
-Per trace and step: one lane per stream (kernels coloured by operation, one colour per operation
-in all the strips of a figure; memcpys and memsets grey, collectives dark red), and one lane of the
-step's idle gaps coloured by cause, the frame and the idle time
-at stake on hover (an SVG <title>: no JavaScript). Traces are drawn one above the other (A above
+Per trace and step: a line of the step's critical path above the lanes (tracedb.critical: each
+stretch of the path coloured by what bounds it, what it is counted to on hover), one lane per
+stream (kernels coloured by operation, one colour per operation in all the strips of a figure;
+memcpys and memsets grey, collectives dark red), and one lane of the step's idle gaps coloured by
+cause, the frame and the idle time at stake on hover (an SVG <title>: no JavaScript). Traces are drawn one above the other (A above
 B), each step from its first device activity, on one time axis. By default a trace shows its
 slowest step and a typical one (the step whose span is nearest the median); `step` asks for one.
 The HTML of the timeline, compare, gaps and why reports (their headers declare `Strips:`) and the
@@ -17,7 +18,9 @@ from html import escape
 
 import duckdb
 
+from . import critical
 from . import traces as tracesmod
+from .errors import TracedbError
 
 WIDTH = 900  # pixels of the longest step drawn
 LABEL_W = 150
@@ -29,6 +32,10 @@ COMM = "#c0392b"
 OTHER = "#dddddd"
 CAUSES = {"host launched late": "#111111", "synchronisation": "#7b2cbf", "queued and waiting": "#bcbd22",
           "no launch recorded": "#7f7f7f"}  # colours no operation takes
+# the critical path's stretches by what bounds them (critical.BOUNDS)
+BOUNDS = {"host": "#111111", "compute": "#1f77b4", "communication": COMM, "memcpy/memset": "#9aa5b1",
+          "launch overhead": "#ff7f0e", "kernel-to-kernel overhead": "#e6ab02", "synchronisation": "#7b2cbf"}
+PATH_H = 5
 
 
 @dataclass
@@ -41,6 +48,8 @@ class Strip:
     span_ns: int
     lanes: dict[str, list[tuple[int, int, str, str, str]]] = field(default_factory=dict)  # lane: (start, dur, op, class, name)
     gaps: list[tuple[int, int, str, str | None]] = field(default_factory=list)  # (start, idle, cause, frame)
+    path: list[tuple[int, int, str, str]] = field(default_factory=list)  # (start, dur, bound, what)
+    path_ns: int = 0  # the critical path's length
 
 
 def _step_spans(con: duckdb.DuckDBPyConnection, trace_id: int, phase: str | None) -> list[tuple[int, int]]:
@@ -83,7 +92,27 @@ def strip_of(con: duckdb.DuckDBPyConnection, side: str, trace_id: int, name: str
         strip.lanes.setdefault(lane, []).append((ts - start, dur, op or kind, cls, act_name))
     strip.lanes = dict(sorted(strip.lanes.items(), key=lambda kv: (-len(kv[1]), kv[0])))
     strip.gaps = [(s - start, idle, cause, frame) for s, e, idle, cause, frame in gaps if s >= start and e <= end]
+    strip.path, strip.path_ns = _path(con, trace_id, step, start, end)
     return strip
+
+
+def _path(con: duckdb.DuckDBPyConnection, trace_id: int, step: int | None, start: int,
+          end: int) -> tuple[list[tuple[int, int, str, str]], int]:
+    """The step's critical path (the whole trace's without a step): its stretches inside the strip
+    (from start to end), from start, and its length; none where the trace has no such window."""
+    try:
+        windows = critical.windows(con, f"#{trace_id}", step=step)
+    except TracedbError:
+        return [], 0
+    if not windows:
+        return [], 0
+    graph = critical.build(con, trace_id, windows[0][2], windows[0][3])
+    if not graph.events:
+        return [], 0
+    path = critical.longest_path(graph)
+    drawn = [(max(lo, start) - start, min(hi, end) - max(lo, start), bound, what)
+             for lo, hi, what, bound, _ in critical.stretches(graph, path) if hi > start and lo < end]
+    return drawn, path.length
 
 
 def strips(con: duckdb.DuckDBPyConnection, wanted: list[str], *, step: int | None = None, phase: str | None = None,
@@ -159,6 +188,15 @@ def svg(drawn: list[Strip]) -> str:
                      f'{_ms(s.span_ns)} span, {_ms(idle)} in idle gaps</text>')
         y += HEAD_H
         parts.append(f'<g class="strip" data-trace="{escape(s.trace)}" data-step="{"" if s.step is None else s.step}">')
+        if s.path:
+            parts.append(f'<text x="0" y="{y + LANE_H - 2}" font-size="11">critical path '
+                         f'{escape(_ms(s.path_ns))}</text>')
+            for start, dur, bound, what in s.path:
+                parts.append(f'<rect class="path" data-bound="{escape(bound)}" x="{x(start):.2f}" '
+                             f'y="{y + (LANE_H - PATH_H) / 2}" '
+                             f'width="{max(dur / ns_per_px, 0.5):.2f}" height="{PATH_H}" fill="{BOUNDS[bound]}">'
+                             f'<title>{escape(bound)} · {escape(what)} · {dur / 1000:,.1f} µs</title></rect>')
+            y += LANE_H + LANE_GAP
         for lane, items in s.lanes.items():
             parts.append(f'<text x="0" y="{y + LANE_H - 2}" font-size="11">{escape(lane)}</text>')
             parts.append(f'<rect x="{LABEL_W}" y="{y}" width="{s.span_ns / ns_per_px:.1f}" height="{LANE_H}" '
@@ -191,6 +229,9 @@ def svg(drawn: list[Strip]) -> str:
     # legend: the operations with the most time, then the gaps' causes
     legend = [(op, c) for (op, cls), c in colour.items() if c != OTHER][:len(OP_COLOURS) + 2]
     legend += [(f"idle: {c}", colour) for c, colour in CAUSES.items()]
+    if any(s.path for s in drawn):
+        legend += [(f"path: {b}", colour) for b, colour in BOUNDS.items()
+                   if any(p[2] == b for s in drawn for p in s.path)]
     lx = 0
     for text, colour in legend:
         w = 30 + 7 * len(text)

@@ -61,7 +61,7 @@ ORDER BY list_position(['A slower', 'A faster', 'within 10%', 'only A', 'only B'
 --   next         text      note   the command that shows the evidence
 --   finding      text             what is slower and by how much, both sides' numbers
 SELECT rank, kind, at_stake_ns, per_step_ns, "where", next, finding
-FROM why_findings($trace, $vs, $phase, 20, 12)
+FROM why_findings($trace, $vs, $phase, 20, 12, NULL)
 ORDER BY rank;
 
 -- Section: wall-clock

@@ -4,7 +4,7 @@
 -- Holistic Trace Analysis's critical_path_analysis), its length and its split by what bounds it.
 -- Time off the path runs in the shadow of the path: making it faster saves nothing until it is on
 -- the path. A trace without steps is one window, the whole trace.
--- Computed: critical  the path of each step (critical_steps, critical_edges)
+-- Computed: critical_steps  the path of each step (critical_steps, critical_edges)
 -- Chart: step -> host_ns,compute_ns,communication_ns,memcpy_ns,launch_ns,kernel_kernel_ns stacked  Critical path by bound
 -- Example: tracedb report critical-path --trace h100_bert-small
 -- Parameters:

@@ -38,7 +38,9 @@
 --   next         text      note   the command that shows the evidence
 --   answer       text      lead   on the first row: the answer in one sentence, how much slower, the first fix, and every simulated part at once: the slower side's predicted time beside the other side's measured one
 WITH found AS (
-    SELECT w.*, s.saves_ns FROM why_findings($trace, $vs, $phase, $min_gap_us, $limit) w
+    SELECT w.*, s.saves_ns
+    FROM why_findings($trace, $vs, $phase, $min_gap_us, $limit,
+                      (SELECT map(list(part), list(saves_ns)) FROM why_savings)) w
     LEFT JOIN why_savings s USING (part)
 ), ranked AS (
     -- what fixing saves first (where the replay models the part), else the time at stake; where the

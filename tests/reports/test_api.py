@@ -80,7 +80,7 @@ def test_show_sql_runs_in_a_duckdb_shell_as_it_is_printed(bert, name):
             computed = tracedb.reports_available()[name].computed
             if computed:  # what tracedb computes in Python first, as its script says
                 module = importlib.import_module(f"tracedb.{computed}")
-                if computed == "critical":
+                if computed == "critical_steps":
                     module.register(con, kwargs.get("trace"))
                 else:
                     module.register(con, kwargs.get("trace"), kwargs.get("vs"), None)

@@ -133,7 +133,8 @@ def test_the_database_itself_is_never_the_output(tmp_path):
 
 def test_the_critical_path_has_a_track_of_its_own(tmp_path):
     """Each step's critical path on a track of tracedb's process: a slice per stretch of the path
-    that takes time, named for what it is counted to, adding up to the path's length."""
+    that takes time, named for what it is counted to, adding up to the path's length; and flow
+    arrows where it hops from one of the trace's tracks to another."""
     from conftest import FIXTURES
     from tracedb import critical
 
@@ -153,3 +154,18 @@ def test_the_critical_path_has_a_track_of_its_own(tmp_path):
     assert {e["args"]["bound"] for e in path} >= {"host", "compute"}
     starts = [e["ts"] for e in path]
     assert starts == sorted(starts)  # the path runs forward in time
+    # a flow arrow for each hop of the path from one of the trace's tracks to another: the launch
+    # to its kernel or copy (on its stream, at its start), the device's work to the synchronize waiting for it
+    flows = [e for e in events if e.get("cat") == "tracedb critical path"]
+    begins = {e["id"]: e for e in flows if e["ph"] == "s"}
+    ends = {e["id"]: e for e in flows if e["ph"] == "f"}
+    assert begins and begins.keys() == ends.keys() and all(e["bp"] == "e" for e in ends.values())
+    assert all((begins[i]["pid"], begins[i]["tid"]) != (ends[i]["pid"], ends[i]["tid"]) for i in begins)
+    assert all(begins[i]["ts"] <= ends[i]["ts"] for i in begins)
+    device = {(e["pid"], e["tid"], e["ts"]) for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")}
+    launches = [i for i in ends if ends[i]["name"] == "launch"]
+    assert launches and all((ends[i]["pid"], ends[i]["tid"], ends[i]["ts"]) in device for i in launches)
+    calls = {(e["pid"], e["tid"]): e for e in events if e.get("cat") == "cuda_runtime"}
+    assert all(begins[i]["tid"] in {c[1] for c in calls} for i in launches)  # from the launching thread
+    syncs = [i for i in ends if ends[i]["name"] == "sync"]
+    assert syncs and all((ends[i]["pid"], ends[i]["tid"]) in calls for i in syncs)

@@ -116,3 +116,36 @@ def test_a_step_one_side_lacks_is_said_and_names_are_escaped(tmp_path):
 def test_a_step_that_is_not_a_whole_number_is_one_line(db):
     code, _, err = run_command(["report", "timeline", "--trace", "a", "-p", "step=abc", "--db", str(db), "--format", "html"])
     assert code == 1 and "step is a whole number" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_critical_path_is_a_line_above_the_lanes(tmp_path):
+    """HTA's cuda_event_sync step: the path's line is drawn above the stream lanes, each stretch at
+    its place, coloured by what bounds it; the stretches inside the strip add up to no more than
+    the path's length (2,401 µs, HTA's figure), the host's and the kernels' among them."""
+    from conftest import FIXTURES
+    from tracedb import critical
+
+    path = tmp_path / "c.duckdb"
+    with tracedb.connect(path, read_only=False) as d:
+        d.load(FIXTURES / "critical" / "cuda_event_sync.json.gz")
+    with tracedb.connect(path, files=True) as d:
+        (trace_id, step, lo, hi), = critical.windows(d.con, "cuda_event_sync")
+        svg = d.timeline_strips(["cuda_event_sync"], step=step)
+        graph = critical.build(d.con, trace_id, lo, hi)
+        stretches = critical.stretches(graph, critical.longest_path(graph))
+        first = d.sql(f"SELECT min(ts_ns), max(end_ns) FROM device_activity WHERE trace_id = {trace_id} "
+                      f"AND step = {step}").rows[0]
+    line = rects(svg, "path")
+    assert line and "critical path 2.401 ms" in svg
+    assert {r["data-bound"] for r in line} >= {"host", "compute"}
+    assert all(r["fill"] == strips.BOUNDS[r["data-bound"]] for r in line)
+    # above the lanes: the path's row comes before the first activity's
+    assert max(float(r["y"]) for r in line) < min(float(r["y"]) for r in rects(svg, "act"))
+    # each stretch inside the strip at its place: the first from its start (or the strip's)
+    start, end = first
+    per_px = (end - start) / strips.WIDTH
+    inside = [(max(lo, start), min(hi, end)) for lo, hi, *_ in stretches if hi > start and lo < end]
+    assert len(line) == len(inside)
+    for r, (lo, _) in zip(line, inside):
+        assert float(r["x"]) == pytest.approx(strips.LABEL_W + (lo - start) / per_px, abs=0.01)
+    assert "path: host" in svg and "path: compute" in svg  # the legend

@@ -43,7 +43,7 @@ GROUP BY e.trace_id;
 --   event_id     the event's row in its table (cpu_ops, runtime_calls, kernels, memory_ops)
 --   source       its table
 --   name         its name
---   pid, tid     the host thread (host events), NULL on the device
+--   pid, tid     the host thread (host events), or the device's track as the trace writes it (device work)
 --   stream       the device stream (device events)
 --   ts_ns        start, nanoseconds
 --   end_ns       end
@@ -67,7 +67,7 @@ SELECT kind, event_id, source, name, pid, tid, stream, ts_ns, end_ns, correlatio
        NULL::BIGINT AS launch_id, NULL AS bound
 FROM host
 UNION ALL
-SELECT 'kernel', k.kernel_id, 'kernels', k.name, NULL, NULL, TRY_CAST(k.stream AS BIGINT), k.ts_ns, k.ts_ns + k.dur_ns,
+SELECT 'kernel', k.kernel_id, 'kernels', k.name, k.pid, k.tid, TRY_CAST(k.stream AS BIGINT), k.ts_ns, k.ts_ns + k.dur_ns,
        k.correlation, false, l.launch_id,
        CASE WHEN is_comm_op(f.op) THEN 'communication' ELSE 'compute' END
 FROM kernels k
@@ -75,7 +75,7 @@ JOIN kernel_launches l USING (trace_id, kernel_id)
 JOIN kernel_facts f USING (trace_id, kernel_id)
 WHERE k.trace_id = want_id AND k.dur_ns > 0 AND l.launch_id IN (SELECT event_id FROM launches)
 UNION ALL
-SELECT CASE WHEN m.cat = 'gpu_memset' THEN 'memset' ELSE 'memcpy' END, m.event_id, 'memory_ops', m.name, NULL, NULL,
+SELECT CASE WHEN m.cat = 'gpu_memset' THEN 'memset' ELSE 'memcpy' END, m.event_id, 'memory_ops', m.name, m.pid, m.tid,
        TRY_CAST(m.stream AS BIGINT), m.ts_ns, m.ts_ns + m.dur_ns, m.correlation, false, l.event_id, 'memcpy/memset'
 FROM memory_ops m
 JOIN launches l ON l.correlation = m.correlation

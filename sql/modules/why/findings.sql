@@ -221,9 +221,13 @@ SELECT * FROM host_frames_of(trace_a, trace_b, want_phase, NULL);
 -- modelled operation against its device's roofline, waiting in collectives against none).
 -- Parameters: trace_a, trace_b: trace names or ids; want_phase: the steps of this phase (NULL: the
 -- whole traces); min_gap_us: idle gaps shorter than this are counted together as short gaps, the
--- longer ones by cause and frame; shown: the findings listed before the remainder (the largest).
+-- longer ones by cause and frame; shown: the findings listed before the remainder; saves: what
+-- fixing each part saves (a map of part to nanoseconds, tracedb.savings's why_savings; NULL: not
+-- known), which chooses the parts listed where it is known: first where the slower side loses
+-- time, the parts that save most (else those with most at stake); then where it is faster, the
+-- largest. Without it, the largest parts either way.
 -- Columns:
---   rank         1, 2, ... by time at stake; the remainder last
+--   rank         1, 2, ... by what fixing saves (else the time at stake), losses first; the remainder last
 --   kind         host-bound idle, synchronisation idle, queued idle, short gaps, idle without
 --                launches, slower kernels, more kernels or calls, collective waiting, collective
 --                transfer, less overlap, exposed memcpy, roofline (one trace), remainder
@@ -243,7 +247,7 @@ SELECT * FROM host_frames_of(trace_a, trace_b, want_phase, NULL);
 --   part         the key of the part (kind|what), stable across runs, for joining
 --   answer       on the first row only: the answer in one sentence (how much slower, and the first
 --                finding with its time at stake)
-CREATE OR REPLACE MACRO why_findings(trace_a, trace_b, want_phase, min_gap_us, shown) AS TABLE
+CREATE OR REPLACE MACRO why_findings(trace_a, trace_b, want_phase, min_gap_us, shown, saves) AS TABLE
 WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), keys AS MATERIALIZED (
     -- the frames' keys, worked out once for the gaps and the loops of host-bound frames
     SELECT * FROM frame_keys((SELECT list(trace_id) FROM sides))
@@ -414,14 +418,22 @@ WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), key
     FROM parts p, spans s
     -- one trace: the operations' kernel time is in the roofline rows; its other parts stand as they are
     WHERE trace_b IS NOT NULL OR p.kind NOT IN ('slower kernels', 'more kernels or calls', 'collective transfer', 'less overlap')
+), worth AS (
+    -- what a part is listed by: where the slower side loses time, what fixing it saves (else its
+    -- time at stake); where it is faster, its time at stake
+    SELECT *, CASE WHEN stake > 0 THEN coalesce(map_extract_value(saves, kind || '|' || what), stake)
+                   ELSE abs(stake) END AS worth
+    FROM staked WHERE stake <> 0
 ), chosen AS (
-    -- the parts listed: the largest either way (where the slower side is faster too), so that what
-    -- no finding explains is small
-    SELECT * FROM staked WHERE stake <> 0
-    QUALIFY row_number() OVER (ORDER BY abs(stake) DESC, kind, what) <= coalesce(shown, 12)
+    -- the parts listed: with what fixing saves known, where the slower side loses time, worth most
+    -- first (what to fix first), then where it is faster, the largest; without, the largest either
+    -- way, so that what no finding explains is small
+    SELECT * FROM worth
+    QUALIFY row_number() OVER (ORDER BY saves IS NOT NULL AND stake < 0, worth DESC, abs(stake) DESC, kind, what)
+            <= coalesce(shown, 12)
 ), ranked AS (
-    -- the slower side's losses first, largest first; then where it is faster, largest first
-    SELECT *, row_number() OVER (ORDER BY stake < 0, abs(stake) DESC, kind, what) AS rank FROM chosen
+    -- the slower side's losses first, worth most first; then where it is faster, largest first
+    SELECT *, row_number() OVER (ORDER BY stake < 0, worth DESC, abs(stake) DESC, kind, what) AS rank FROM chosen
 ), listed AS (
     -- subj: the side a finding's sentence is about: the slower side where it loses time, the other
     -- side where the slower one is faster (its idle, its slower kernels)
