@@ -36,7 +36,7 @@
 --   hint         text      wide   what usually causes a finding of this kind (tracedb rules --table why_hints)
 --   part         text      wide   the part's key (kind|what): the same part in another run of the report
 --   next         text      note   the command that shows the evidence
---   answer       text      lead   on the first row: the answer in one sentence, how much slower, the first fix, and every simulated part at once: the slower side's predicted time beside the other side's measured one
+--   answer       text      lead   on the first row: the answer in one sentence, how much slower, the first fix, and every simulated part at once: the slower side's predicted time beside the other side's measured one, the prediction's error and the share of the gap it explains
 WITH found AS (
     SELECT w.*, s.saves_ns
     FROM why_findings($trace, $vs, $phase, $min_gap_us, $limit,
@@ -53,6 +53,7 @@ WITH found AS (
     -- every simulated part at once: the slower side's prediction beside the other side's measure
     SELECT '; every part at the other side''s times: ' || _why_time(predicted_ns) || ' against '
            || _why_time(other_ns) || ' measured there ('
+           || printf('%+.1f', 100 * (predicted_ns - other_ns) / nullif(other_ns, 0)) || ' %; '
            || printf('%.0f', 100 * (slow_ns - predicted_ns) / nullif(slow_ns - other_ns, 0)) || ' % of the gap explained)'
            AS said
     FROM why_together WHERE (SELECT count(*) FROM why_savings WHERE saves_ns > 0) > 0

@@ -436,3 +436,18 @@ def test_what_fixing_saves_is_checked_by_replay(tmp_path, held):
     else:
         assert gemm["saves_ns"] == 200 * US and "hidden" not in gemm["finding"]
         assert gemm["rank"] == 1
+
+
+@pytest.mark.parametrize("a, b", PAIRS)
+def test_every_part_at_once_predicts_the_faster_side_s_time(corpus_db, a, b):
+    """The slower side's steps replayed with every part at the other side's times predict the
+    other side's measured span within 10 % on the corpus's eager pairs, and the answer prints the
+    prediction, the measure and the error."""
+    from tracedb import savings
+
+    with tracedb.connect(corpus_db) as db:
+        savings.register(db.con, a, b, None)
+        slow, predicted, other = db.con.execute("SELECT slow_ns, predicted_ns, other_ns FROM why_together").fetchone()
+    assert slow > other and abs(predicted - other) / other < 0.10
+    answer = _findings(corpus_db, "--trace", a, "--vs", b)[0]["answer"]
+    assert f"measured there ({100 * (predicted - other) / other:+.1f} %; " in answer
