@@ -290,11 +290,12 @@ class Rules:
         view = rules.kind_named(table).ordered
         return self._db._query(f"SELECT * FROM {view} ORDER BY rank", title=table)
 
-    def add(self, path: str | Path) -> tuple[str, str, int]:
-        """Store a rules CSV as its own source and re-derive every trace; (table, source, rows)."""
+    def add(self, path: str | Path, table: str | None = None) -> tuple[str, str, int]:
+        """Store a rules CSV as its own source and re-derive every trace; (table, source, rows).
+        table: the rules table it must be for (model_shapes, device_peaks, ...; else its header says)."""
         from . import rules
 
-        return rules.add_file(self._db._writable("add rules"), Path(path))
+        return rules.add_file(self._db._writable("add rules"), Path(path), table=table)
 
     def remove(self, source: str) -> int:
         from . import rules

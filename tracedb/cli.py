@@ -686,14 +686,15 @@ def rules_list(
     ctx: typer.Context,
     db: DbOption = None,
     wait: WaitOption = 0.0,
-    table: Annotated[str, typer.Option(help="kernel_rules, annotation_patterns or step_frame_patterns.")]
+    table: Annotated[str, typer.Option(help="kernel_rules, annotation_patterns, step_frame_patterns, device_peaks, "
+                                            "why_hints or model_shapes.")]
     = "kernel_rules",
     fmt: FormatOption = Format.table,
 ) -> None:
     """List the rules in the order they are tried (user rules first). A rules file is a CSV with the
-    header of sql/rules/kernel_rules.csv (priority,platform,match,pattern,op,label,covers), of
-    sql/rules/annotation_patterns.csv or of sql/rules/step_frame_patterns.csv
-    (priority,framework,regex,phase)."""
+    header of one of sql/rules/*.csv: kernel_rules (priority,platform,match,pattern,op,label,covers),
+    annotation_patterns, step_frame_patterns (priority,framework,regex,phase), device_peaks, why_hints
+    or model_shapes (priority,regex,model,hidden,intermediate,experts,top_k,reference)."""
     if ctx.invoked_subcommand:
         return
     with api.connect(_db_path(db), wait=_seconds(wait)) as database:
@@ -702,13 +703,18 @@ def rules_list(
 
 @rules_app.command("add")
 def rules_add(
-    file: Annotated[Path, typer.Argument(readable=False, help="CSV file of kernel rules, annotation patterns or step frame patterns.",
-                                         show_default=False)],
+    given: Annotated[list[str], typer.Argument(
+        help="[TABLE] FILE: a CSV file of rules, its table told by its header, or named first (kernel-rules, "
+             "annotation-patterns, step-frame-patterns, device-peaks, why-hints, model-shapes).",
+        show_default=False, metavar="[TABLE] FILE")],
     db: DbOption = None,
 ) -> None:
     """Store your own rules file (replacing an earlier one of the same name) and re-derive every trace."""
+    if len(given) > 2:
+        raise TracedbError(f"rules add: one file, with its table first if you like: not {len(given)} arguments")
+    table, file = (given[0], Path(given[1])) if len(given) == 2 else (None, Path(given[0]))
     with api.connect(_db_path(db), read_only=False, create=False) as database:
-        _add_rules(database, file)
+        _add_rules(database, file, table)
 
 
 @rules_app.command("rm")
@@ -730,8 +736,8 @@ def refresh(db: DbOption = None) -> None:
     say(f"tracedb: refreshed {count} trace(s)")
 
 
-def _add_rules(database: "api.Database", path: Path) -> None:
-    table, source, count = database.rules.add(path)
+def _add_rules(database: "api.Database", path: Path, table: str | None = None) -> None:
+    table, source, count = database.rules.add(path, table)
     say(f"tracedb: {count} rule(s) from {path} stored in {table} as source {source!r}")
 
 

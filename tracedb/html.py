@@ -61,11 +61,20 @@ def _table(columns: Sequence[str], rows: Sequence[Sequence[Any]], formats: dict[
             return f'<span title="{escape(whole)}">{escape(short)}</span>' if short != whole else escape(whole)
         return escape(display(c, value, formats.get(c)))
 
+    # each distinct note numbered, and a row with notes marked with their numbers (a finding's next
+    # command, a modelled call's assumption): the notes follow the table
+    numbered: dict[str, int] = {}
+    marks: list[list[int]] = []
+    for row in rows:
+        mine = [row[columns.index(n)] for n in notes if n in columns and row[columns.index(n)]]
+        marks.append([numbered.setdefault(str(v), len(numbered) + 1) for v in mine])
     head = "".join(f"<th>{escape(units[c][0] if units[c] else c)}</th>" for c in shown)
     out = ["<table>", f"<thead><tr>{head}</tr></thead>", "<tbody>"]
-    for row in rows:
-        cells = "".join(f'<td{" class=num" if c in numeric else ""}>{cell(c, row[i])}</td>' for c, i in zip(shown, at))
-        out.append(f"<tr>{cells}</tr>")
+    for row, mark in zip(rows, marks):
+        sup = f'<sup class="note">{",".join(map(str, dict.fromkeys(mark)))}</sup>' if mark else ""
+        cells = "".join(f'<td{" class=num" if c in numeric else ""}>{cell(c, row[i])}{sup if n == 0 else ""}</td>'
+                        for n, (c, i) in enumerate(zip(shown, at)))
+        out.append(f'<tr{" class=noted" if mark else ""}>{cells}</tr>')
     if sums:
         cells = "".join(f'<td{" class=num" if c in numeric else ""}>'
                         f'{cell(c, sums[i]) if sums[i] is not None else ("total" if n == 0 else "")}</td>'
@@ -75,10 +84,9 @@ def _table(columns: Sequence[str], rows: Sequence[Sequence[Any]], formats: dict[
     if total_rows > len(rows):
         out.append(f'<p class="meta">The first {len(rows):,} of {total_rows:,} rows (the totals are '
                    'every row\'s); --format csv or json gives them all.</p>')
-    note_lines = [f"{display(columns[0], r[0])}: {r[columns.index(n)]}" for r in rows for n in notes
-                  if n in columns and r[columns.index(n)]]
-    if note_lines:
-        out.append('<ul class="notes">' + "".join(f"<li>{escape(x)}</li>" for x in note_lines) + "</ul>")
+    if numbered:
+        out.append('<ol class="notes">' + "".join(f'<li value="{n}">{escape(text)}</li>' for text, n in numbered.items())
+                   + "</ol>")
     return "\n".join(out)
 
 

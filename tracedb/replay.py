@@ -12,7 +12,7 @@ import bisect
 import heapq
 from dataclasses import dataclass, field
 
-from .critical import DEPENDENCY, OPERATOR, SYNC, WAITS, Graph, adjacency
+from .critical import CAUSAL, DEPENDENCY, LAUNCH, OPERATOR, SYNC, WAITS, Graph, adjacency
 
 
 @dataclass
@@ -163,12 +163,15 @@ def host_time(graph: Graph, thread: tuple[str | None, str | None], intervals: li
 
 
 def without_sync(graph: Graph, calls: list[int]) -> Change:
-    """The synchronising calls (by event index) removed: each returns at once, and nothing waits for
-    the device through it (its synchronisation edges are left out)."""
+    """The synchronising calls (by event index) removed: each returns at once, nothing waits for the
+    device through it (its synchronisation edges are left out), and the device work it launched (a
+    synchronous copy's own copy) is not held back: it starts once its stream is free."""
     ends = {2 * i + 1 for i in calls}
+    starts = {2 * i for i in calls}
     cut = {e for e in range(len(graph.src)) if graph.dst[e] in ends and graph.type[e] in (SYNC, WAITS)}
     returns = {e: 0 for e in range(len(graph.src)) if graph.dst[e] in ends and graph.type[e] == OPERATOR}
-    return Change(edges=returns, cut=frozenset(cut))
+    released = {e: 0 for e in range(len(graph.src)) if graph.src[e] in starts and graph.type[e] in (LAUNCH, CAUSAL)}
+    return Change(edges={**returns, **released}, cut=frozenset(cut))
 
 
 def replay(graph: Graph, change: Change | dict[int, int] | None = None, device: bool = False) -> int:

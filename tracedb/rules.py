@@ -1,8 +1,8 @@
 """Reference data of the analysis views: kernel classification rules, annotation patterns, step
 frame patterns, device peaks and the hints of `report why`.
 
-All live in tables (kernel_rules, annotation_patterns, step_frame_patterns, device_peaks, why_hints) so that every DuckDB
-client classifies kernels and finds steps the same way. The packaged files sql/rules/<table>.csv are loaded as source 'builtin'
+All live in tables (kernel_rules, annotation_patterns, step_frame_patterns, device_peaks, why_hints,
+model_shapes) so that every DuckDB client classifies kernels and finds steps the same way. The packaged files sql/rules/<table>.csv are loaded as source 'builtin'
 whenever they change; a user's own CSV file (same header) is loaded as a source named after the
 file and is tried before the built-in rows.
 """
@@ -31,7 +31,8 @@ class RuleKind:
     allowed: dict[str, tuple[str, ...]]  # column -> accepted values
     regex_column: str | None  # column holding RE2 expressions (always, or when match is a regex kind)
     optional: tuple[str, ...] = ()  # trailing columns a file may leave out (files older than them)
-    numeric: tuple[str, ...] = ()  # columns holding a number or nothing
+    numeric: tuple[str, ...] = ()  # columns holding a peak (a positive number) or nothing; one at least
+    sizes: tuple[str, ...] = ()  # columns holding a size (a positive whole number) or nothing
 
 
 # kernel rules: matches of the kernel name, and of the context a kernel was launched in
@@ -57,6 +58,9 @@ KINDS = (
              "rules/load_device_peaks.sql", "_device_peaks_ordered", {}, "regex",
              numeric=("fp32", "tf32", "bf16", "fp16", "fp8", "mem_tbps")),
     RuleKind("why_hints", ("priority", "kind", "hint"), "rules/load_why_hints.sql", "_why_hints_ordered", {}, None),
+    RuleKind("model_shapes", ("priority", "regex", "model", "hidden", "intermediate", "experts", "top_k", "reference"),
+             "rules/load_model_shapes.sql", "_model_shapes_ordered", {}, "regex",
+             sizes=("hidden", "intermediate", "experts", "top_k")),
 )
 
 
@@ -81,14 +85,21 @@ def kind_named(table: str) -> RuleKind:
     raise TracedbError(f"no rules table {table!r}; tables: {', '.join(k.table for k in KINDS)}")
 
 
-def kind_of(path: Path, header: list[str]) -> RuleKind:
-    """Which rules table a CSV file is for, from its header."""
+def kind_of(path: Path, header: list[str], table: str | None = None) -> RuleKind:
+    """Which rules table a CSV file is for, from its header (and the table it is meant for, when
+    named: kernel-rules or kernel_rules, model-shapes, ...)."""
     given = tuple(h.strip() for h in header)
-    for k in KINDS:
+    wanted = KINDS
+    if table is not None:
+        wanted = tuple(k for k in KINDS if k.table == table.replace("-", "_"))
+        if not wanted:
+            names = ", ".join(k.table.replace("_", "-") for k in KINDS)
+            raise TracedbError(f"{path}: no rules table {table!r} (one of {names})")
+    for k in wanted:
         if given in (k.header, k.header[:len(k.header) - len(k.optional)]):
             return k
-    wanted = " or ".join(",".join(k.header) for k in KINDS)
-    raise TracedbError(f"{path}: not a rules file: the header must be {wanted}")
+    headers = " or ".join(",".join(k.header) for k in wanted)
+    raise TracedbError(f"{path}: not a {'rules' if table is None else wanted[0].table} file: the header must be {headers}")
 
 
 def _read_rows(path: Path) -> list[list[str]]:
@@ -136,6 +147,10 @@ def validate(path: Path, kind: RuleKind, rows: list[list[str]]) -> None:
                 except ValueError:
                     raise TracedbError(f"{path}: line {line}: {column} {rec[column]!r} is not a positive number "
                                        "of TFLOP/s or TB/s (or empty: not published)") from None
+            for column in kind.sizes:
+                if rec[column].strip() and not (rec[column].strip().isdigit() and int(rec[column]) > 0):
+                    raise TracedbError(f"{path}: line {line}: {column} {rec[column]!r} is not a positive whole number "
+                                       "(or empty: as the trace records it)")
             if kind.numeric and not any(rec[c].strip() for c in kind.numeric):
                 raise TracedbError(f"{path}: line {line}: no peak given (one of {', '.join(kind.numeric)} at least)")
             if kind.table == "kernel_rules":
@@ -158,12 +173,14 @@ def validate(path: Path, kind: RuleKind, rows: list[list[str]]) -> None:
         con.close()
 
 
-def add_file(con: duckdb.DuckDBPyConnection, path: Path, source: str | None = None) -> tuple[str, str, int]:
+def add_file(con: duckdb.DuckDBPyConnection, path: Path, source: str | None = None,
+             table: str | None = None) -> tuple[str, str, int]:
     """Load a user's rules file as source `source` (default: the file name), replacing that source,
-    and re-derive every trace in the same transaction. Returns (table, source, rows loaded)."""
+    and re-derive every trace in the same transaction; table: the rules table it must be for (else
+    its header says). Returns (table, source, rows loaded)."""
     path = Path(path)
     rows = _read_rows(path)
-    kind = kind_of(path, rows[0])
+    kind = kind_of(path, rows[0], table)
     validate(path, kind, rows)
     source = source or path.name
     if source == BUILTIN:

@@ -20,8 +20,9 @@
 --   ratio        ratio     wide   mean time of a call in A over B's
 --   further      text             the side further from its own roof
 --   at_stake_ns  duration  total  a_total_ns - b_total_ns
+--   assumption   text      note   what either side's FLOPs and bytes assume that its trace does not record ('A: ...; B: ...')
 SELECT cpu_op, shape, dtype, a_calls, b_calls, a_total_ns, b_total_ns, a_tflops, b_tflops, a_peak_pct, b_peak_pct,
-       ratio, further, at_stake_ns
+       ratio, further, at_stake_ns, assumption
 FROM efficiency_pairs($trace, $vs)
 ORDER BY abs(at_stake_ns) DESC, cpu_op, shape
 LIMIT $limit;

@@ -23,8 +23,9 @@
 --   bound        text             compute or memory: the side of the device's ridge point it falls on
 --   peak_pct     percent          achieved share of the bounding resource's peak
 --   reason       text      wide   why FLOPs or bytes are missing (no shapes recorded, ...)
+--   assumption   text      note   what its FLOPs and bytes assume that the trace does not record (a MoE's expert sizes: tracedb rules add model-shapes FILE states them)
 SELECT trace, cpu_op, shape, dtype, calls, total_ns, flops, bytes, intensity, tflops, tbps, peak_tflops, peak_tbps,
-       bound, peak_pct, reason
+       bound, peak_pct, reason, assumption
 FROM roofline_shapes($trace)
 QUALIFY row_number() OVER (PARTITION BY trace_id ORDER BY total_ns DESC, cpu_op, shape) <= coalesce($limit, 1e18)
 ORDER BY trace_id, total_ns DESC, cpu_op, shape;

@@ -35,6 +35,7 @@
 --   b_detail     text      wide   B's evidence
 --   hint         text      wide   what usually causes a finding of this kind (tracedb rules --table why_hints)
 --   part         text      wide   the part's key (kind|what): the same part in another run of the report
+--   assumption   text      wide   a roofline finding's: what its FLOPs and bytes assume that the trace does not record (a MoE's expert sizes)
 --   next         text      note   the command that shows the evidence
 --   answer       text      lead   on the first row: the answer in one sentence, how much slower, the first fix, and every simulated part at once: the slower side's predicted time beside the other side's measured one, the prediction's error and the share of the gap it explains
 WITH found AS (
@@ -64,10 +65,10 @@ SELECT r.new_rank AS rank, r.kind, r.at_stake_ns, r.saves_ns, r.per_step_ns,
                               || CASE WHEN r.kind = 'host-bound idle'
                                       THEN 'the host takes about as long in this frame on both sides; the idle follows from work elsewhere'
                                       WHEN r.kind = 'synchronisation idle'
-                                      THEN 'without the synchronisation the host still launches the work late'
+                                      THEN 'without the synchronisation, what held the device''s work still holds it'
                                       ELSE 'its time is hidden (it overlaps other work or waits on the host)' END
                          ELSE '' END AS finding,
-       r."where", r.slower, r.a_ns, r.b_ns, r.a_detail, r.b_detail, r.hint, r.part, r.next,
+       r."where", r.slower, r.a_ns, r.b_ns, r.a_detail, r.b_detail, r.hint, r.part, r.assumption, r.next,
        CASE WHEN r.new_rank = 1 THEN
            split_part((SELECT answer FROM found WHERE rank = 1), '; ', 1)
            || CASE WHEN r.kind <> 'remainder' AND r.at_stake_ns > 0 AND coalesce(r.saves_ns, r.at_stake_ns) > 0

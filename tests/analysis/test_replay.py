@@ -107,3 +107,23 @@ def test_why_saves_what_the_slower_host_takes_longer_in_a_frame(tmp_path):
     assert frame["at_stake_ns"] == 600 * US
     assert 540 * US <= frame["saves_ns"] <= 600 * US
     assert frame["rank"] == 1 and "first fix: host-bound idle in model.py(10): forward, saves" in frame["answer"]
+
+
+def test_a_synchronous_copy_removed_no_longer_holds_its_own_copy(tmp_path):
+    """A cudaMemcpy the host waits in for 500 µs whose copy runs at its end (nothing else on the
+    device: the call held it), then a 10 µs kernel: removed, the copy runs at once and the kernel
+    follows right after the host launches it, 495 µs sooner."""
+    def build(b):
+        b.on("Memcpy HtoD (Pageable -> Device)", 20, 515, 5, stream(7), cat="gpu_memcpy", launch="cudaMemcpy")
+        b.events[-2]["dur"] = 500  # the call lasts until its copy is done
+        b.x("cpu_op", "aten::add", 530, 10, **{"External id": 2})
+        b.on(NORM, 532, 535, 10, stream(7), ext=2)
+
+    graph = built_graph(tmp_path, build)
+    copy = next(i for i, e in enumerate(graph.events) if e.name == "cudaMemcpy")
+    before = replay.replay(graph, device=True)
+    assert before == 30 * US  # the copy's start (515 µs) to the kernel's end (545)
+    after = replay.replay(graph, replay.without_sync(graph, [copy]), device=True)
+    # the copy at the call's start (20, for 5 µs), the host on at once: the operation at 30 (its
+    # 10 µs after the call kept), the kernel launched at 32, running from 35 to 45
+    assert after == (45 - 20) * US

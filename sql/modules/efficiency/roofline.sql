@@ -45,10 +45,19 @@
 --   a KV-cache store (vLLM's reshape_and_cache[_flash], SGLang's store_cache: the new keys and
 --     values first): bytes the new keys and values read and written into the cache; no FLOPs
 --   fused MoE (vLLM's rocm_aiter_fused_moe, fused_experts; the innermost MoE op) given its expert
---     weights, x [T, H], w1 [E, I·(1 or 2 gated), H], w2 [E, H, I], routing weights [T, k], TraceLens's
---     FusedMoE: FLOPs 2·T·H·I·k·(2 or 3 gated) + T·H·(2k − 1) (the weighted sum of the experts'
---     outputs); bytes x read and the output written, and k experts' weights read, k·I·H·(2 or 3);
---     a MoE op without the weights among its inputs (vLLM's moe_forward) says so
+--     weights, x [T, H], w1 [E, I·(1 or 2 gated), H / p], w2 [E, H, I / p] (p = 2 for FP4 weights
+--     packed two to a byte), routing weights [T, k], TraceLens's FusedMoE: FLOPs 2·T·H·I·k·(2 or 3
+--     gated) + T·H·(2k − 1) (the weighted sum of the experts' outputs); bytes x read and the output
+--     written, and the weights of the experts a uniform routing touches, E_active = E·(1 − ((E −
+--     k)/E)^T), read: E_active·I·H·(2 or 3)·the weight's size
+--   MoE without its expert weights (vLLM's moe_forward around Triton's matmul_ogs kernels: GPT-OSS),
+--     x [T, H] and the router's logits [T, E], TraceLens's UnfusedMoE up and down: FLOPs 2·T·H·I·k·(1
+--     or 2 gated) + 2·T·I·H·k; bytes x read and written, T·k·I written and read between the two,
+--     and E_active·I·H·(2 or 3) weights. I is the expert's intermediate size: a model-shapes rule's
+--     (tracedb rules add model-shapes FILE), else the hidden size (TraceLens's assumption, exact for
+--     GPT-OSS); k the rule's, else the top-k op's argument inside the call, else the routing
+--     tensors' [T, k]; gated when its kernels' names say _swiglu or _glu, the weights' size 0.5 or 1
+--     when they say mxfp4 or fp8 (else the activations'). Each assumption is said (assumption).
 --   Inductor kernels (triton_{poi,red,per}_fused_<ops>_<n>, the cpu_op torch.compile's wrapper
 --     records for each launch): its elements the numels its Concrete Inputs give (the last for a
 --     pointwise kernel, xnumel; the last two for a reduction, xnumel·rnumel), TraceLens's
@@ -61,6 +70,14 @@
 --     and bytes from the sequence sums of the step annotation around it (step_sequence_sums,
 --     inference_attention_flops and _bytes), the annotation of the replay for a graph's kernels
 -- A call whose shapes were not recorded, or not in a form these read, gets NULL and a reason.
+
+-- Model shapes in the order they are tried: user rows first, then by priority.
+-- Columns: rank (order of trial, 1 first), source, priority, regex, model, hidden, intermediate,
+-- experts, top_k, reference (as model_shapes).
+CREATE OR REPLACE VIEW _model_shapes_ordered AS
+SELECT row_number() OVER (ORDER BY source = 'builtin', priority, source, regex) AS rank,
+       source, priority, regex, model, hidden, intermediate, experts, top_k, reference
+FROM model_shapes;
 
 -- True for a serving framework's GEMM op that takes its operands as aten::linear does (x [..., K],
 -- weight [N, K], bias [N] or none), by the shapes real traces record: vLLM's
@@ -304,14 +321,80 @@ WITH r AS (
            least(numel(dims[1]), numel(dims[2])) AS n_out, greatest(numel(dims[1]), numel(dims[2])) AS n_in
     FROM calls WHERE family = 'act_mul' AND len(dims) >= 2
 ), moe AS (
-    -- a fused MoE given its expert weights: x [T, H], w1 [E, I or 2I (gated), H], w2 [E, H, I],
-    -- the routing weights [T, k]
-    SELECT trace_id, event_id, types[1] AS dtype, types[2] AS wtype, dims[1][1] AS t, dims[1][2] AS h,
-           dims[3][3] AS i, dims[4][2] AS k, dims[2][2] = 2::HUGEINT * dims[3][3] AS gated,
-           dims[1][1] || '×' || dims[1][2] || ' x, ' || array_to_string(dims[2], '×') || ' w1, top-' || dims[4][2] AS shape
-    FROM calls
-    WHERE family = 'moe' AND len(dims) >= 4 AND len(dims[1]) = 2 AND len(dims[2]) = 3 AND len(dims[3]) = 3
-      AND len(dims[4]) = 2 AND dims[2][1] = dims[3][1] AND dims[3][2] = dims[1][2] AND dims[2][3] = dims[1][2]
+    -- a fused MoE given its expert weights: x [T, H], w1 [E, I or 2I (gated), H / p], w2 [E, H, I / p],
+    -- the routing weights [T, k]; p elements packed in one (2 for FP4 weights: H over w1's last
+    -- dimension), whose element size is the weight type's over p
+    SELECT trace_id, event_id, types[1] AS dtype, dtype_bytes(types[2]) / pack AS w_bytes, t, h, e, i, k,
+           dims[2][2] = 2::HUGEINT * i AS gated,
+           t || '×' || h || ' x, ' || array_to_string(dims[2], '×') || ' w1, top-' || k AS shape
+    FROM (SELECT *, dims[1][1] AS t, dims[1][2] AS h, dims[2][1] AS e, dims[4][2] AS k,
+                 dims[1][2] // dims[2][3] AS pack, dims[3][3] * (dims[1][2] // dims[2][3]) AS i
+          FROM calls
+          WHERE family = 'moe' AND len(dims) >= 4 AND len(dims[1]) = 2 AND len(dims[2]) = 3 AND len(dims[3]) = 3
+            AND len(dims[4]) = 2 AND dims[2][1] = dims[3][1] AND dims[3][2] = dims[1][2] AND dims[2][3] > 0
+            AND dims[1][2] % dims[2][3] = 0 AND dims[1][2] // dims[2][3] IN (1, 2))
+), moe_bare AS (
+    -- a MoE op without its expert weights among its inputs (vLLM's moe_forward around Triton's
+    -- matmul_ogs kernels, GPT-OSS): the hidden states x [T, H] and the router's logits [T, E]
+    SELECT c.*, t.name AS trace_name FROM calls c JOIN traces t USING (trace_id)
+    WHERE c.family = 'moe' AND len(c.dims) >= 2 AND len(c.dims[1]) = 2 AND len(c.dims[2]) = 2
+      AND c.dims[2][1] = c.dims[1][1] AND c.dims[2][2] > 0
+      AND (c.trace_id, c.event_id) NOT IN (SELECT (trace_id, event_id) FROM moe)
+), moe_rule AS (
+    -- the model-shape rule of each (the first whose regex the op's or the trace's name holds)
+    SELECT b.trace_id, b.event_id, s.model, s.hidden, s.intermediate, s.experts, s.top_k
+    FROM moe_bare b JOIN _model_shapes_ordered s
+      ON regexp_matches(b.cpu_op, s.regex) OR regexp_matches(b.trace_name, s.regex)
+    QUALIFY row_number() OVER (PARTITION BY b.trace_id, b.event_id ORDER BY s.rank) = 1
+), moe_inside AS (
+    -- what runs inside it on its thread: the top-k op's k (TopK, aten::topk: its second argument),
+    -- the routing tensors' [T, k] (the sort of the tokens by expert, a top-k softmax), and the
+    -- names of the kernels it launches (matmul_ogs ..._swiglu: gated; mxfp4, fp8: the weights' type)
+    SELECT b.trace_id, b.event_id,
+           any_value(TRY_CAST(TRY_CAST(o.concrete_inputs AS VARCHAR[])[2] AS BIGINT))
+               FILTER (o.name IN ('TopK', 'aten::topk')) AS topk_arg,
+           any_value(TRY_CAST(o.input_dims AS BIGINT[][])[1][2])
+               FILTER (regexp_matches(o.name, '(?i)sorttokens|topk_softmax|topk_sigmoid|routing')
+                       AND TRY_CAST(o.input_dims AS BIGINT[][])[1][1] = b.dims[1][1]
+                       AND TRY_CAST(o.input_dims AS BIGINT[][])[1][2] < b.dims[2][2]) AS topk_shape
+    FROM moe_bare b
+    JOIN cpu_ops o ON o.trace_id = b.trace_id AND o.pid = b.pid AND o.tid = b.tid
+                  AND o.ts_ns >= b.ts_ns AND o.ts_ns < b.end_ns AND o.event_id <> b.event_id
+    GROUP BY b.trace_id, b.event_id
+), moe_kernels AS (
+    SELECT b.trace_id, b.event_id, lower(string_agg(coalesce(rc.args ->> 'kernel', k.name), ' ')) AS names
+    FROM moe_bare b
+    JOIN runtime_calls rc ON rc.trace_id = b.trace_id AND rc.pid = b.pid AND rc.tid = b.tid
+                         AND rc.ts_ns >= b.ts_ns AND rc.ts_ns < b.end_ns
+    LEFT JOIN kernel_launches l ON l.trace_id = rc.trace_id AND l.launch_id = rc.event_id
+    LEFT JOIN kernels k ON k.trace_id = l.trace_id AND k.kernel_id = l.kernel_id
+    GROUP BY b.trace_id, b.event_id
+), moe_assumed AS (
+    -- TraceLens's unfused MoE (an up projection, gated or not, and a down projection, per token
+    -- and expert chosen), each size from a rule where one applies, else as recorded, else assumed,
+    -- and each assumption said
+    SELECT b.trace_id, b.event_id, b.types[1] AS dtype, b.dims[1][1] AS t,
+           coalesce(r.hidden, b.dims[1][2]) AS h, coalesce(r.experts, b.dims[2][2]) AS e,
+           coalesce(r.intermediate, r.hidden, b.dims[1][2]) AS i,
+           coalesce(r.top_k, m.topk_arg, m.topk_shape) AS k,
+           coalesce(regexp_matches(n.names, '_swiglu|_glu'), false) AS gated,
+           CASE WHEN regexp_matches(n.names, 'mxfp4|fp4') THEN 0.5
+                WHEN regexp_matches(n.names, 'fp8|e4m3') THEN 1 ELSE dtype_bytes(b.types[1]) END AS w_bytes,
+           nullif(concat_ws('; ',
+               CASE WHEN r.model IS NOT NULL THEN 'sizes of ' || r.model || ' (model_shapes)' END,
+               CASE WHEN r.intermediate IS NULL THEN 'intermediate = hidden (expert weights not recorded)' END,
+               CASE WHEN r.top_k IS NULL AND m.topk_arg IS NULL AND m.topk_shape IS NOT NULL
+                    THEN 'top-k ' || m.topk_shape || ' from the routing tensors'' shape' END,
+               CASE WHEN NOT regexp_matches(coalesce(n.names, ''), 'mxfp4|fp4|fp8|e4m3')
+                    THEN 'weights of the activations'' type' END), '') AS assumption
+    FROM moe_bare b
+    LEFT JOIN moe_rule r USING (trace_id, event_id)
+    LEFT JOIN moe_inside m USING (trace_id, event_id)
+    LEFT JOIN moe_kernels n USING (trace_id, event_id)
+), moe_unfused AS (
+    SELECT *, e * (1 - power((e - k)::DOUBLE / e, t)) AS e_active,
+           t || '×' || h || ' x, ' || e || ' experts, top-' || k || CASE WHEN gated THEN ', gated' ELSE '' END AS shape
+    FROM moe_assumed WHERE k > 0 AND k <= e
 ), kv_store AS (
     SELECT trace_id, event_id, types[1] AS dtype, array_to_string(dims[1], '×') || ', ' || array_to_string(dims[2], '×') AS shape,
            numel(dims[1]) + numel(dims[2]) AS n
@@ -427,12 +510,25 @@ WITH r AS (
     UNION ALL
     SELECT trace_id, event_id, dtype, shape,
            2::DOUBLE * t * h * i * k * CASE WHEN gated THEN 3 ELSE 2 END + 1::DOUBLE * t * h * (2::DOUBLE * k - 1),
-           2::DOUBLE * t * h * dtype_bytes(dtype) + 1::DOUBLE * k * i * h * CASE WHEN gated THEN 3 ELSE 2 END * dtype_bytes(wtype),
+           2::DOUBLE * t * h * dtype_bytes(dtype)
+               + e * (1 - power((e - k)::DOUBLE / e, t)) * i * h * CASE WHEN gated THEN 3 ELSE 2 END * w_bytes,
            NULL FROM moe
     UNION ALL
+    -- the up projection (x read, the active experts' gate and up weights read, T·k·I written) and the
+    -- down projection (T·k·I read, the active experts' down weights read, x written)
+    SELECT trace_id, event_id, dtype, shape,
+           2::DOUBLE * t * h * i * k * CASE WHEN gated THEN 2 ELSE 1 END + 2::DOUBLE * t * i * h * k,
+           2::DOUBLE * t * h * dtype_bytes(dtype) + 2::DOUBLE * t * i * k * dtype_bytes(dtype)
+               + e_active * i * h * CASE WHEN gated THEN 3 ELSE 2 END * w_bytes,
+           NULL FROM moe_unfused
+    UNION ALL
     SELECT c.trace_id, c.event_id, c.types[1], NULL, NULL, NULL,
-           'fused MoE without its expert weights among its inputs in the form read here (their sizes decide its work)'
-    FROM calls c ANTI JOIN moe USING (trace_id, event_id) WHERE c.family = 'moe'
+           CASE WHEN (c.trace_id, c.event_id) IN (SELECT (trace_id, event_id) FROM moe_assumed)
+                THEN 'MoE without its expert weights and no top-k recorded (tracedb rules add model-shapes FILE gives it)'
+                ELSE 'MoE without its expert weights or the router''s logits among its inputs in the form read here' END
+    FROM calls c WHERE c.family = 'moe'
+      AND (c.trace_id, c.event_id) NOT IN (SELECT (trace_id, event_id) FROM moe)
+      AND (c.trace_id, c.event_id) NOT IN (SELECT (trace_id, event_id) FROM moe_unfused)
 )
 SELECT c.trace_id, c.event_id, c.cpu_op, c.family, w.shape, w.dtype,
        TRY_CAST(w.flops AS BIGINT) AS flops, TRY_CAST(w.bytes AS BIGINT) AS bytes,
@@ -442,11 +538,13 @@ SELECT c.trace_id, c.event_id, c.cpu_op, c.family, w.shape, w.dtype,
             WHEN w.flops IS NULL AND w.bytes IS NULL THEN coalesce(w.why, 'shapes do not say this call''s work')
             WHEN w.bytes IS NULL THEN 'element size of ' || coalesce(w.dtype, 'its type') || ' unknown'
             WHEN w.flops IS NULL AND c.family IN ('gemm', 'attention', 'conv') THEN coalesce(w.why, 'shapes do not say its FLOPs') END AS reason,
-       coalesce(t.kernels, 0) AS kernels, coalesce(t.gpu_ns, 0) AS gpu_ns, h.heads
+       coalesce(t.kernels, 0) AS kernels, coalesce(t.gpu_ns, 0) AS gpu_ns, h.heads,
+       CASE WHEN w.flops IS NOT NULL OR w.bytes IS NOT NULL THEN a.assumption END AS assumption
 FROM calls c
 LEFT JOIN work w USING (trace_id, event_id)
 LEFT JOIN timed t USING (trace_id, event_id)
-LEFT JOIN serving_heads h USING (trace_id, event_id);
+LEFT JOIN serving_heads h USING (trace_id, event_id)
+LEFT JOIN moe_assumed a USING (trace_id, event_id);
 
 -- One operator call's work from its shapes (the header above says which formula applies).
 -- Columns:
@@ -469,6 +567,8 @@ LEFT JOIN serving_heads h USING (trace_id, event_id);
 --   gpu_ns     their durations summed
 --   heads      serving attention: {h_q, h_kv, d_qk, d_v} (its work is the step's: a replay of a
 --              captured call takes the sums of the replay's step); NULL for other families
+--   assumption what flops and bytes assume that the trace does not record, each assumption said
+--              ('intermediate = hidden (expert weights not recorded)'); NULL when nothing is assumed
 CREATE OR REPLACE VIEW op_work AS SELECT * FROM op_work_of(NULL);
 
 -- Kernels replayed from a CUDA/HIP graph carry no shapes: their cpu_ops ran when the graph was
@@ -494,13 +594,14 @@ WITH rep AS MATERIALIZED (
     FROM kernels k JOIN kernel_launches l USING (trace_id, kernel_id)
     WHERE l.graph AND _in_scope(k.trace_id)
 ), cap AS MATERIALIZED (
-    -- launches that name their kernel, in traces replaying no graph themselves
+    -- launches recorded while a graph was captured: they name their kernel, and no kernel ran
+    -- for them then (a capture trace may replay its graph too, and run eagerly before)
     SELECT r.trace_id, r.args ->> 'kernel' AS name, c.event_id AS call_event_id,
            row_number() OVER (PARTITION BY r.trace_id ORDER BY r.ts_ns, r.event_id) AS i
     FROM runtime_calls r
     LEFT JOIN _cpu_op_by_external c ON c.trace_id = r.trace_id AND c.external_id = r.external_id
     WHERE r.args ->> 'kernel' IS NOT NULL AND contains(lower(r.name), 'launchkernel')
-      AND r.trace_id NOT IN (SELECT DISTINCT trace_id FROM rep)
+      AND NOT EXISTS (SELECT 1 FROM kernel_launches l WHERE l.trace_id = r.trace_id AND l.launch_id = r.event_id)
 ), pairs AS (
     SELECT rep.trace_id, rep.launch_id, rep.kernel_id, rep.j, rep.n, cap.trace_id AS capture_id,
            cap.i - rep.j AS d, cap.call_event_id
@@ -551,7 +652,7 @@ WITH matched AS MATERIALIZED (
     -- a replay's kernels, counted to the captured calls (replayed_kernel_calls) with their shapes:
     -- one call per captured call and replay of the graph
     SELECT m.trace_id, o.event_id, o.cpu_op, o.family, o.shape, o.dtype, o.flops, o.bytes,
-           o.reason, count(*) AS kernels, sum(k.dur_ns) AS gpu_ns, o.heads, min(l.launch_ts_ns) AS launch_ns
+           o.reason, count(*) AS kernels, sum(k.dur_ns) AS gpu_ns, o.heads, o.assumption, min(l.launch_ts_ns) AS launch_ns
     FROM matched m
     JOIN kernels k ON k.trace_id = m.trace_id AND k.kernel_id = m.kernel_id
     JOIN kernel_launches l ON l.trace_id = m.trace_id AND l.kernel_id = m.kernel_id
@@ -564,7 +665,7 @@ WITH matched AS MATERIALIZED (
     JOIN op_work_of((SELECT coalesce(list(DISTINCT capture_id), []) FROM matched)) o
       ON o.trace_id = m.capture_id AND o.event_id = called.event_id
     GROUP BY m.trace_id, m.launch_id, o.event_id, o.cpu_op, o.family, o.shape, o.dtype, o.flops, o.bytes, o.reason,
-             o.heads
+             o.heads, o.assumption
 ), replayed AS (
     -- serving attention replayed: the work of the sequences of the replay's step (the annotation
     -- around the graph's launch), not of the capture's
@@ -581,7 +682,7 @@ WITH matched AS MATERIALIZED (
                ELSE r.bytes END AS bytes,
            CASE WHEN r.family <> 'inference_attention' THEN r.reason
                 ELSE serving_attention_why(r.heads, s.event_id IS NOT NULL) END AS reason,
-           r.kernels, r.gpu_ns, r.heads
+           r.kernels, r.gpu_ns, r.heads, r.assumption
     FROM replayed_calls r
     LEFT JOIN step_sequence_sums s ON s.trace_id = r.trace_id AND s.ts_ns <= r.launch_ns AND r.launch_ns < s.end_ns
     QUALIFY row_number() OVER (PARTITION BY r.trace_id, r.event_id, r.launch_ns ORDER BY s.ts_ns DESC NULLS LAST) = 1
@@ -594,7 +695,7 @@ WITH matched AS MATERIALIZED (
            p.mem_tbps AS peak_tbps
     FROM calls o JOIN trace_peaks p USING (trace_id)
 )
-SELECT trace_id, event_id, cpu_op, family, shape, dtype, flops, bytes, reason, kernels, gpu_ns,
+SELECT trace_id, event_id, cpu_op, family, shape, dtype, flops, bytes, reason, assumption, kernels, gpu_ns,
        flops / nullif(bytes, 0) AS intensity,
        flops / nullif(gpu_ns, 0) / 1000 AS tflops, bytes / nullif(gpu_ns, 0) / 1000 AS tbps,
        peak_tflops, peak_tbps,
@@ -622,6 +723,7 @@ FROM w;
 --   flops        FLOPs of one call (NULL when the shapes do not say)
 --   bytes        bytes moved by one call (NULL when the shapes do not say)
 --   reason       why flops or bytes are NULL
+--   assumption   what flops and bytes assume that the trace does not record (a MoE's expert sizes)
 --   kernels      kernels, memcpys and memsets it launched
 --   gpu_ns       their durations summed
 --   intensity    flops / bytes, FLOP per byte
@@ -658,12 +760,13 @@ CREATE OR REPLACE VIEW op_roofline AS SELECT * FROM op_roofline_of(NULL);
 --   bound        compute or memory (by the ridge point); memory without FLOPs
 --   peak_pct     achieved share of the bounding peak, percent
 --   reason       why FLOPs or bytes are missing
+--   assumption   what its FLOPs and bytes assume that the trace does not record (a MoE's expert sizes)
 CREATE OR REPLACE MACRO roofline_shapes(want_trace) AS TABLE
 WITH g AS (
     SELECT r.trace_id, t.name AS trace, r.cpu_op, r.family, r.shape, r.dtype, count(*) AS calls,
            sum(r.gpu_ns) AS total_ns, any_value(r.flops) AS flops, any_value(r.bytes) AS bytes,
            sum(r.flops) AS all_flops, sum(r.bytes) AS all_bytes, any_value(r.peak_tflops) AS peak_tflops,
-           any_value(r.peak_tbps) AS peak_tbps, any_value(r.reason) AS reason
+           any_value(r.peak_tbps) AS peak_tbps, any_value(r.reason) AS reason, any_value(r.assumption) AS assumption
     FROM op_roofline_of((SELECT list(trace_id) FROM traces
                          WHERE want_trace IS NULL OR is_trace(name, trace_id, want_trace))) r
     JOIN traces t USING (trace_id)
@@ -683,7 +786,7 @@ SELECT trace_id, trace, cpu_op, family, shape, dtype, calls, total_ns, flops, by
                   WHEN peak_tflops IS NULL THEN NULL  -- no compute peak for its dtype: no ridge to place it by
                   WHEN intensity >= peak_tflops / peak_tbps THEN tflops / peak_tflops
                   ELSE tbps / peak_tbps END AS peak_pct,
-       reason
+       reason, assumption
 FROM r;
 
 -- The same (cpu_op, shape, dtype) on two traces side by side, each on its own device's roofline
@@ -709,6 +812,7 @@ FROM r;
 --   ratio        mean time of a call in A over B's
 --   further      the side further from its own roof (lower peak_pct): A or B
 --   at_stake_ns  a_total_ns - b_total_ns
+--   assumption   what either side's FLOPs and bytes assume that its trace does not record ('A: ...; B: ...')
 CREATE OR REPLACE MACRO efficiency_pairs(trace_a, trace_b) AS TABLE
 WITH a AS (SELECT * FROM roofline_shapes(trace_a)), b AS (SELECT * FROM roofline_shapes(trace_b))
 SELECT CASE WHEN a.cpu_op <> b.cpu_op THEN perf_op(a.cpu_op, a.family) ELSE coalesce(a.cpu_op, b.cpu_op) END AS cpu_op,
@@ -720,6 +824,8 @@ SELECT CASE WHEN a.cpu_op <> b.cpu_op THEN perf_op(a.cpu_op, a.family) ELSE coal
        a.peak_pct AS a_peak_pct, b.peak_pct AS b_peak_pct,
        (a.total_ns / a.calls) / nullif(b.total_ns / b.calls, 0) AS ratio,
        CASE WHEN a.peak_pct < b.peak_pct THEN 'A' WHEN b.peak_pct < a.peak_pct THEN 'B' END AS further,
-       coalesce(a.total_ns, 0) - coalesce(b.total_ns, 0) AS at_stake_ns
+       coalesce(a.total_ns, 0) - coalesce(b.total_ns, 0) AS at_stake_ns,
+       nullif(concat_ws('; ', CASE WHEN a.assumption IS NOT NULL THEN 'A: ' || a.assumption END,
+                        CASE WHEN b.assumption IS NOT NULL THEN 'B: ' || b.assumption END), '') AS assumption
 FROM a FULL JOIN b ON perf_op(a.cpu_op, a.family) = perf_op(b.cpu_op, b.family) AND a.shape IS NOT DISTINCT FROM b.shape
                     AND a.dtype IS NOT DISTINCT FROM b.dtype;

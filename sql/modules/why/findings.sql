@@ -245,6 +245,7 @@ SELECT * FROM host_frames_of(trace_a, trace_b, want_phase, NULL);
 --   hint         what usually causes a finding of this kind (why_hints)
 --   next         the tracedb command that shows the evidence
 --   part         the key of the part (kind|what), stable across runs, for joining
+--   assumption   one trace's roofline finding: what its FLOPs and bytes assume that the trace does not record
 --   answer       on the first row only: the answer in one sentence (how much slower, and the first
 --                finding with its time at stake)
 CREATE OR REPLACE MACRO why_findings(trace_a, trace_b, want_phase, min_gap_us, shown, saves) AS TABLE
@@ -323,7 +324,8 @@ WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), key
     -- one trace: each modelled operation's time above its roofline, per cpu_op
     SELECT r.cpu_op, count(*) AS calls, sum(r.gpu_ns) AS ns,
            sum(greatest(coalesce(r.flops / r.peak_tflops / 1000, 0), coalesce(r.bytes / r.peak_tbps / 1000, 0))) AS ideal_ns,
-           mode(r.shape ORDER BY r.shape) AS shape, mode(r.bound ORDER BY r.bound) AS bound, median(r.peak_pct) AS peak_pct
+           mode(r.shape ORDER BY r.shape) AS shape, mode(r.bound ORDER BY r.bound) AS bound, median(r.peak_pct) AS peak_pct,
+           string_agg(DISTINCT r.assumption, '; ' ORDER BY r.assumption) AS assumption
     FROM op_roofline_of((SELECT list(trace_id) FROM sides WHERE side = 'A')) r
     WHERE trace_b IS NULL AND r.gpu_ns > 0 AND r.peak_pct IS NOT NULL
     GROUP BY r.cpu_op
@@ -408,7 +410,7 @@ WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), key
            cpu_op AS a_where,
            calls || ' calls of ' || shape || ', ' || printf('%.0f', peak_pct) || ' % of the ' || bound
                || ' peak (median)' AS a_detail,
-           'at the roofline: ' || _why_time(ideal_ns) AS b_detail, calls AS a_calls
+           'at the roofline: ' || _why_time(ideal_ns) AS b_detail, calls AS a_calls, assumption
     FROM roof
 ), staked AS (
     SELECT p.*,
@@ -501,7 +503,7 @@ WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), key
                       WHEN kind = 'collective transfer' THEN 'faster collective transfer'
                       WHEN kind = 'less overlap' THEN 'more overlap'
                       ELSE 'less ' || kind END AS shown_kind,
-           kind, stake, slow, s_name, slow_name, slow_steps, a_ns, b_ns, a_detail, b_detail, what, s_steps,
+           kind, stake, slow, s_name, slow_name, slow_steps, a_ns, b_ns, a_detail, b_detail, what, s_steps, assumption,
            CASE WHEN kind = 'host-bound idle' THEN coalesce(s_where, what)
                 WHEN kind IN ('synchronisation idle', 'queued idle') THEN nullif(what, '') || coalesce(' (' || s_where || ')', '')
                 WHEN kind IN ('slower kernels', 'more kernels or calls') THEN what || coalesce(' (' || s_where || ')', '')
@@ -590,7 +592,7 @@ WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), key
 )
 SELECT w.rank, w.shown_kind AS kind, w.finding, w.stake::BIGINT AS at_stake_ns, (w.stake / w.slow_steps)::BIGINT AS per_step_ns,
        w."where", w.slow_name AS slower, w.a_ns::BIGINT AS a_ns, w.b_ns::BIGINT AS b_ns, w.a_detail, w.b_detail,
-       CASE WHEN w.stake >= 0 THEN h.hint END AS hint, w.next, w.kind || '|' || w.what AS part,
+       CASE WHEN w.stake >= 0 THEN h.hint END AS hint, w.next, w.kind || '|' || w.what AS part, w.assumption,
        CASE WHEN w.rank = 1 THEN
            CASE WHEN trace_b IS NULL THEN w.slow_name || '''s span is ' || _why_time(sp.a_span)
                 ELSE w.slow_name || ' is ' || _why_time(abs(sp.a_span - sp.b_span)) || ' slower than '
@@ -615,7 +617,7 @@ SELECT (SELECT count(*) FROM listed) + 1, 'remainder',
        CASE WHEN trace_b IS NULL THEN 'tracedb report timeline --trace ' || _shell_word(r.a_name)
             ELSE 'tracedb report compare --trace ' || _shell_word(r.a_name) || ' --vs ' || _shell_word(r.b_name) END
            || CASE WHEN want_phase IS NOT NULL THEN ' --phase ' || want_phase ELSE '' END,
-       'remainder|',
+       'remainder|', NULL,
        CASE WHEN (SELECT count(*) FROM listed) = 0 THEN
            r.s_name || CASE WHEN trace_b IS NULL THEN '''s span is ' || _why_time(r.a_span)
                             ELSE ' is ' || _why_time(abs(r.a_span - r.b_span)) || ' slower' END
