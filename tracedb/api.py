@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 import duckdb
 
 from . import db as dbmod
-from . import atomic, html, present, render, snapshot
+from . import atomic, html, present, render, snapshot, store
 from . import reports as reportmod
 from . import traces as tracemod
 from .errors import Interrupted, TracedbError, is_interrupt
@@ -681,7 +681,7 @@ class Database:
 
         con = self._writable("remove traces")
         found = [tracemod.find(con, name) for name in names]
-        with dbmod.transaction(con, "cannot remove traces"):
+        with store.transaction(con, "cannot remove traces"):
             for trace_id, _ in found:
                 delete_trace(con, trace_id)
         return [name for _, name in found]

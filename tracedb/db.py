@@ -35,10 +35,7 @@ from pathlib import Path
 import duckdb
 
 from . import modules, rebuild, scratch, sqlfiles, store
-from .store import (  # noqa: F401  (re-exported: the layers above use them through db)
-    DERIVE_MEMORY_LIMIT, LOAD_CHECKPOINT_THRESHOLD, LOAD_MEMORY_LIMIT, SCOPE_VARIABLE, _raise_fatal, invalidated_by,
-    is_fatal, one_line, one_line_errors, rollback, run_file, run_script, run_with_params, settings, transaction,
-    used_params)
+from .store import run_script, transaction
 from .errors import TracedbError, is_interrupt, reraise_interrupt
 
 DEFAULT_DB = "tracedb.duckdb"

@@ -26,7 +26,7 @@ from urllib.parse import quote
 
 import duckdb
 
-from . import __version__, atomic, db, facts
+from . import __version__, atomic, db, facts, store
 from .partition import insert as insert_partition
 from .errors import TracedbError, reraise_interrupt
 from .ingest.loader import LoadOutcome, check_existing, delete_trace, trace_tables
@@ -168,7 +168,7 @@ def read_manifest(path: Path) -> dict:
 def load_export(con: duckdb.DuckDBPyConnection, path: Path, replace: bool = False) -> list[LoadOutcome]:
     """Load every trace of an export, and the user's rules it holds, in one transaction."""
     manifest = read_manifest(path)
-    with db.transaction(con, f"{path}: cannot load the export"):
+    with store.transaction(con, f"{path}: cannot load the export"):
         if _load_rules(con, path):
             facts.derive_all(con)  # the database's own traces, under the rules the export brought
         outcomes = [_load_trace(con, path, manifest, entry, replace) for entry in manifest["traces"]]

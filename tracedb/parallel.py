@@ -28,7 +28,7 @@ from typing import Callable
 
 import duckdb
 
-from . import db, partition, scratch
+from . import partition, scratch, store
 from .errors import TracedbError
 from .ingest.loader import LoadOutcome, check_existing, default_name, delete_trace, precheck
 
@@ -290,7 +290,7 @@ def _commit(con: duckdb.DuckDBPyConnection, path: Path, job: Future, trace_id: i
             skipped.file_bytes = outcome.file_bytes
             landed(skipped)
             return
-        with db.transaction(con, f"{path}: cannot load"):
+        with store.transaction(con, f"{path}: cannot load"):
             if clash:
                 delete_trace(con, clash[0])
             partition.insert(con, {t: part.file(t) for t in part.tables}, trace_id)

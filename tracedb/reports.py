@@ -70,7 +70,7 @@ from typing import Any
 
 import duckdb
 
-from . import charts, db, sqlfiles, traces
+from . import charts, sqlfiles, store, traces
 from .charts import Chart
 from .errors import TracedbError, reraise_interrupt
 
@@ -679,7 +679,7 @@ def run_by_limit(con: duckdb.DuckDBPyConnection, report: Report, values: dict[st
 def _execute(con: duckdb.DuckDBPyConnection, report: Report, sql: str,
              values: dict[str, Any]) -> tuple[list[str], list[tuple]]:
     try:
-        cur = con.execute(sql, db.used_params(sql, values))
+        cur = con.execute(sql, store.used_params(sql, values))
     except duckdb.Error as exc:
         reraise_interrupt(exc)
         # error() in a report's SQL raises Invalid Input: its message is meant for the user as is

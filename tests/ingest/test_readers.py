@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from conftest import KINETO, load, run_cli, write_tc_trace, tc_op
-from tracedb import db as dbmod
 from tracedb import store as storemod
 from tracedb.ingest import readers, source
 
@@ -21,15 +20,14 @@ from tracedb.ingest import readers, source
 def scripts_run(monkeypatch):
     """The SQL files run during a load, in order."""
     ran = []
-    real = dbmod.run_file
+    real = storemod.run_file
 
     def spy(con, rel, params=None):
         ran.append(rel)
         return real(con, rel, params)
 
-    monkeypatch.setattr(dbmod, "run_file", spy)
-    monkeypatch.setattr(storemod, "run_file", spy)  # the derivation's files
-    monkeypatch.setattr(readers, "run_file", spy)
+    monkeypatch.setattr(storemod, "run_file", spy)  # the derivation's files, and store.run_file's callers
+    monkeypatch.setattr(readers, "run_file", spy)  # the readers' own name for it
     return ran
 
 

@@ -266,15 +266,15 @@ def test_atomic_writes_leave_the_target_whole_or_untouched(tmp_path):
 
 
 def test_settings_come_back_even_unlimited_and_after_a_commit_the_block_made(con):
-    import tracedb.db as dbmod
+    from tracedb import store
 
     con.execute("SET memory_limit = '-1'")  # no limit: shown as 16383.9 PiB, which SET refuses
-    with dbmod.settings(con, memory_limit="100MB"):
+    with store.settings(con, memory_limit="100MB"):
         pass
     assert con.execute("SELECT current_setting('memory_limit')").fetchone()[0].endswith("PiB")
     # a Ctrl-C landing as COMMIT returns: the rollback finds no transaction, and the interrupt goes on
     with pytest.raises(KeyboardInterrupt):
-        with dbmod.transaction(con, "cannot test"):
+        with store.transaction(con, "cannot test"):
             con.execute("CREATE TABLE kept (x INTEGER)")
             con.execute("COMMIT")
             raise KeyboardInterrupt

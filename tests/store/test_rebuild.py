@@ -6,7 +6,7 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from tracedb import db, rebuild, sqlfiles
+from tracedb import db, rebuild, sqlfiles, store
 from tracedb.errors import TracedbError
 from tracedb.ingest.loader import load_file
 
@@ -36,10 +36,10 @@ def _v13(path, storage=db.STORAGE_VERSION):
     connection, without views yet."""
     con = duckdb.connect(str(path), config={"storage_compatibility_version": storage})
     schema = sqlfiles.sql_dir() / "schema"
-    db.run_script(con, (schema / "000_bootstrap.sql").read_text(encoding="utf-8"))
+    store.run_script(con, (schema / "000_bootstrap.sql").read_text(encoding="utf-8"))
     for number, file in db.migrations():
         if 0 < number <= 13:
-            db.run_script(con, file.read_text(encoding="utf-8"))
+            store.run_script(con, file.read_text(encoding="utf-8"))
             con.execute("INSERT INTO tracedb_schema VALUES (?, ?, now()::TIMESTAMP)", [number, file.name])
     return con
 
@@ -81,7 +81,7 @@ def test_an_older_database_is_rebuilt_with_every_row_and_comment(tmp_path):
         # tables of the migrations after 14, which create them only where they are missing
         for number, file in db.migrations():
             if number > 14:
-                db.run_script(con, file.read_text(encoding="utf-8"))
+                store.run_script(con, file.read_text(encoding="utf-8"))
         db._apply_views(con, db._views_fingerprint())
         views = {name: con.execute(sql).fetchall() for name, sql in VIEWS.items()}
         assert all(views.values())

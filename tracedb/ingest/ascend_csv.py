@@ -25,7 +25,7 @@ import duckdb
 import orjson
 import pyarrow as pa
 
-from .. import db
+from .. import store
 from ..errors import BadTraceFile, reraise_interrupt
 from .chrome import RejectedEvent, check_span, to_ns
 from .source import TraceStream, is_gzip
@@ -127,7 +127,7 @@ def _time(cells: list[str], index: int | None, label: str) -> int | None:
 def stage(con: duckdb.DuckDBPyConnection, path, progress=None) -> CsvResult:
     """Read the CSV at path into _csv_typed (and _staging_rejected), in bulk when it can be."""
     header, fmt = _header(path)
-    db.run_file(con, "ingest/ascend_csv_stage.sql")
+    store.run_file(con, "ingest/ascend_csv_stage.sql")
     result = _stage_bulk(con, path, header, fmt)
     if result is not None:
         if progress:
@@ -142,7 +142,7 @@ def stage(con: duckdb.DuckDBPyConnection, path, progress=None) -> CsvResult:
         result = _read(con, path, stream, text, header, fmt, progress)
     finally:
         text.close()
-    db.run_file(con, "ingest/ascend_csv_records.sql")
+    store.run_file(con, "ingest/ascend_csv_records.sql")
     return result
 
 
@@ -172,20 +172,20 @@ def _stage_bulk(con: duckdb.DuckDBPyConnection, path, header: list[str], fmt: st
     columns = {h: "VARCHAR" for h in header}
     added = [h for h in sorted(TYPED_HEADERS) if h not in columns]
     try:
-        with db.settings(con, preserve_insertion_order=True):  # the rowid is the record's index
+        with store.settings(con, preserve_insertion_order=True):  # the rowid is the record's index
             con.execute("CREATE OR REPLACE TEMP TABLE _csv_raw AS SELECT * FROM read_csv($path, auto_detect = false, "
                         "header = true, delim = ',', quote = '\"', escape = '\"', strict_mode = true, "
                         "columns = $columns, nullstr = '\x01', compression = $compression, encoding = 'utf-8')",
                         {"path": str(path), "columns": columns, "compression": "gzip" if is_gzip(path) else "none"})
         # Packing wide records into JSON holds a few row groups per thread: the derivation's allowance
         # (the load's peak anyway) rather than the staging one.
-        with db.settings(con, memory_limit=db.DERIVE_MEMORY_LIMIT):
+        with store.settings(con, memory_limit=store.DERIVE_MEMORY_LIMIT):
             for name in [*added, "__tracedb_none"]:  # names of our own: a column per absent typed header
                 con.execute(f'ALTER TABLE _csv_raw ADD COLUMN "{name}" VARCHAR')
             first, last, count = con.execute("SELECT min(rowid), max(rowid), count(*) FROM _csv_raw").fetchone()
             if count and last - first + 1 != count:
                 return _not_bulk(con)
-            db.run_file(con, "ingest/ascend_csv_bulk.sql",
+            store.run_file(con, "ingest/ascend_csv_bulk.sql",
                         {"first_rowid": first or 0, "added": added, "typed": sorted(TYPED_HEADERS)})
             if con.execute("SELECT count(*) FROM _csv_bulk WHERE needs_python").fetchone()[0]:
                 return _not_bulk(con)

@@ -36,8 +36,8 @@ from typing import Callable
 
 import duckdb
 
-from .. import db, scratch
-from ..db import run_file
+from .. import scratch, store
+from ..store import run_file
 from ..errors import reraise_interrupt
 from ..sqlfiles import literal
 from .boundaries import LEAD, boundary_pattern, last_boundary
@@ -87,7 +87,7 @@ def read_raw(con: duckdb.DuckDBPyConnection, stream: TraceStream, progress: Prog
         feeder = _Feeder(stream, tmp, progress)
         feeder.start()
         # the rowid is the event index
-        with db.settings(con, preserve_insertion_order=True), _stopping(feeder):
+        with store.settings(con, preserve_insertion_order=True), _stopping(feeder):
             con.execute("CREATE OR REPLACE TEMP TABLE _raw (raw JSON)")
             rejections: list[Rejection] = []
             try:
@@ -186,7 +186,7 @@ def _row_groups_balanced(count: int, threads: int) -> bool:
 
 def drop_staging(con: duckdb.DuckDBPyConnection) -> None:
     """Drop every staging object of a load, whichever path and step it stopped at."""
-    if db.invalidated_by(con) is not None:
+    if store.invalidated_by(con) is not None:
         return  # DuckDB invalidated the database: its temporary objects went with it
     con.execute("DROP VIEW IF EXISTS _typed_all")
     drop_raw(con)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import duckdb
 
-from .. import __version__, db, facts
+from .. import __version__, facts, store
 from ..errors import TracedbError
 from ..traces import check_name
 from . import params
@@ -81,7 +81,7 @@ def load_file(con: duckdb.DuckDBPyConnection, path: str | Path, *, name: str | N
     started = time.perf_counter()
     # Staging holds at most the load's memory (beyond it DuckDB spills to disk); the settings are
     # the connection's own again afterwards.
-    with db.settings(con, memory_limit=db.LOAD_MEMORY_LIMIT):
+    with store.settings(con, memory_limit=store.LOAD_MEMORY_LIMIT):
         try:
             stream = TraceStream(path)
             try:
@@ -97,7 +97,7 @@ def load_file(con: duckdb.DuckDBPyConnection, path: str | Path, *, name: str | N
             # of them, 3 s more on 1 GiB).
             events = getattr(staged, "event_count", None)
             one_thread = {"threads": 1} if isinstance(events, int) and events <= ONE_THREAD_EVENTS else {}
-            with db.settings(con, preserve_insertion_order=False, checkpoint_threshold=db.LOAD_CHECKPOINT_THRESHOLD,
+            with store.settings(con, preserve_insertion_order=False, checkpoint_threshold=store.LOAD_CHECKPOINT_THRESHOLD,
                              **one_thread):
                 return _load_in_transaction(con, reader, path, name, digest, size, clash, staged, progress,
                                             started, meta)
@@ -141,7 +141,7 @@ def check_existing(con: duckdb.DuckDBPyConnection, path: Path, name: str, digest
 
 def _check_usable(con: duckdb.DuckDBPyConnection, path: Path) -> None:
     """One line, not DuckDB's traceback, for a file loaded after an earlier one failed fatally."""
-    broken = db.invalidated_by(con)
+    broken = store.invalidated_by(con)
     if broken is not None:
         raise TracedbError(f"{path}: not loaded: an earlier load failed fatally on this database ({broken})")
 
@@ -149,7 +149,7 @@ def _check_usable(con: duckdb.DuckDBPyConnection, path: Path) -> None:
 def _load_in_transaction(con: duckdb.DuckDBPyConnection, reader, path: Path, name: str, digest: str,
                          size: int, clash, staged, progress: ProgressFn | None, started: float,
                          meta: dict[str, str] | None) -> LoadOutcome:
-    with db.transaction(con, f"{path}: cannot load"):
+    with store.transaction(con, f"{path}: cannot load"):
         if clash:
             delete_trace(con, clash[0])
         trace_id = con.execute("SELECT nextval('trace_ids')").fetchone()[0]

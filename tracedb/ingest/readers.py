@@ -25,8 +25,8 @@ from typing import Callable
 
 import duckdb
 
-from .. import db
-from ..db import run_file
+from .. import store
+from ..store import run_file
 from ..jsontext import dumps as json_text
 from ..jsontext import replace_lone_surrogates
 from .bulk import NotBulk, discard_bulk, read_raw, type_bulk
@@ -68,7 +68,7 @@ def _stage_chrome(con, path: Path, stream: TraceStream, progress):
     try:
         # typed before the transaction, where dropping the texts frees their memory at once
         # (errors caught inside the settings: a fatal one marks the connection before they go back)
-        with db.settings(con, preserve_insertion_order=False), db.one_line_errors(con, f"{path}: cannot load"):
+        with store.settings(con, preserve_insertion_order=False), store.one_line_errors(con, f"{path}: cannot load"):
             return type_bulk(con, raw)
     except NotBulk:  # a bare array without events: the streaming reader names the problem
         discard_bulk(con)

@@ -336,7 +336,7 @@ WITH r AS (
 ), moe_bare AS (
     -- a MoE op without its expert weights among its inputs (vLLM's moe_forward around Triton's
     -- matmul_ogs kernels, GPT-OSS): the hidden states x [T, H] and the router's logits [T, E]
-    SELECT c.*, t.name AS trace_name FROM calls c JOIN traces t USING (trace_id)
+    SELECT c.*, t.name AS in_trace FROM calls c JOIN traces t USING (trace_id)
     WHERE c.family = 'moe' AND len(c.dims) >= 2 AND len(c.dims[1]) = 2 AND len(c.dims[2]) = 2
       AND c.dims[2][1] = c.dims[1][1] AND c.dims[2][2] > 0
       AND (c.trace_id, c.event_id) NOT IN (SELECT (trace_id, event_id) FROM moe)
@@ -344,7 +344,7 @@ WITH r AS (
     -- the model-shape rule of each (the first whose regex the op's or the trace's name holds)
     SELECT b.trace_id, b.event_id, s.model, s.hidden, s.intermediate, s.experts, s.top_k
     FROM moe_bare b JOIN _model_shapes_ordered s
-      ON regexp_matches(b.cpu_op, s.regex) OR regexp_matches(b.trace_name, s.regex)
+      ON regexp_matches(b.cpu_op, s.regex) OR regexp_matches(b.in_trace, s.regex)
     QUALIFY row_number() OVER (PARTITION BY b.trace_id, b.event_id ORDER BY s.rank) = 1
 ), moe_inside AS (
     -- what runs inside it on its thread: the top-k op's k (TopK, aten::topk: its second argument),
