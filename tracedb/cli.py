@@ -344,6 +344,17 @@ def remove(
         say(f"tracedb: removed {name}")
 
 
+def _vs_help() -> str:
+    """--vs's help, from the report headers: the reports that compare (a vs parameter), and those
+    that take more traces (an alias when many, a traces parameter)."""
+    available = reports.available()
+    pairs = [n for n, r in available.items() if "vs" in r.params and not any(a.when == "patterns" for a in r.aliases)]
+    many = sorted({a.name for r in available.values() for a in r.aliases if a.when == "many"}
+                  | {n for n, r in available.items() if "traces" in r.params})
+    return (f"Trace B of a comparison ({', '.join(sorted(pairs))}); repeat it to compare more traces "
+            f"({', '.join(many)}).")
+
+
 TERMINAL_ROWS = present.TERMINAL_ROWS  # rows of a table a terminal shows when no --limit is given
 
 
@@ -494,9 +505,7 @@ def run_report(
     wait: WaitOption = 0.0,
     trace: Annotated[Optional[str], typer.Option("--trace", "-t", help="Only this trace (name or #id); for a "
                                                  "comparison, trace A.", show_default=False)] = None,
-    vs: Annotated[Optional[List[str]], typer.Option("--vs", help="Trace B of a comparison (compare, alignment, "
-                                                    "fusion, same-kernels); repeat it to compare more traces "
-                                                    "(compare, trend).", show_default=False)] = None,
+    vs: Annotated[Optional[List[str]], typer.Option("--vs", help=_vs_help(), show_default=False)] = None,
     phase: Annotated[Optional[str], typer.Option(help="Only kernels of this phase: prefill, decode, mixed, none "
                                                       "or all.", show_default=False)] = None,
     limit: Annotated[Optional[str], typer.Option(help="Rows per table, or all (default: the report's own).",
@@ -675,8 +684,8 @@ def _print_report(result: "api.ReportResult", fmt: Format, wide: bool = False, b
     present.print_report(result, fmt, sys.stdout, wide, bounded)
 
 
-rules_app = typer.Typer(help="Kernel classification rules, annotation patterns and step frame patterns: list, "
-                             "add your own, remove.",
+rules_app = typer.Typer(help="Rules as data: kernel classification rules, annotation and step frame patterns, "
+                             "device peaks, why's hints, model shapes: list, add your own, remove.",
                         no_args_is_help=False, invoke_without_command=True, rich_markup_mode=None)
 app.add_typer(rules_app, name="rules")
 

@@ -1,5 +1,5 @@
 """Reference data of the analysis views: kernel classification rules, annotation patterns, step
-frame patterns, device peaks and the hints of `report why`.
+frame patterns, device peaks, the hints of `report why` and models' shapes.
 
 All live in tables (kernel_rules, annotation_patterns, step_frame_patterns, device_peaks, why_hints,
 model_shapes) so that every DuckDB client classifies kernels and finds steps the same way. The packaged files sql/rules/<table>.csv are loaded as source 'builtin'

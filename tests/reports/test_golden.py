@@ -9,12 +9,13 @@ After a change that is meant to change an output, write the golden files again a
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import pytest
 
-from tracedb import testing
+from tracedb import reports, testing
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 RUNS = testing.example_runs()
@@ -38,3 +39,12 @@ def test_report_output_is_its_golden_output(outputs, name):
 
 def test_every_golden_file_has_its_report():
     assert sorted(p.stem for p in GOLDEN.glob("*.txt")) == sorted(RUNS)
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_a_golden_output_has_rows_unless_its_report_says_for_which_traces(outputs, name):
+    """An example that gives no rows checks nothing: every report's examples give a row somewhere,
+    unless its header says which traces it has rows for (-- Rows:) and the example's are not."""
+    runs = [json.loads(part.split("\n", 1)[1]) for part in outputs[name].split("## tracedb report ")[1:]]
+    sections = [rows for run in runs for rows in (run.values() if isinstance(run, dict) else [run])]
+    assert any(sections) or reports.get(name).rows_for, f"{name}: its examples give no rows"
