@@ -24,11 +24,11 @@ from load_bench import OUT, TRACEDB_BODY, compile_bytecode, measure, remove_db, 
 from report_bench import holds
 
 SAVINGS_BODY = """
-import duckdb
+import tracedb
 from tracedb import savings
-con = duckdb.connect(sys.argv[1], read_only=True)
-savings.register(con, sys.argv[2], sys.argv[3], None)
-rows = con.execute("SELECT count(*) FROM why_savings").fetchone()[0]
+db = tracedb.connect(sys.argv[1])  # brings a database of an older tracedb up to date first
+savings.register(db.con, sys.argv[2], sys.argv[3], None)
+rows = db.con.execute("SELECT count(*) FROM why_savings").fetchone()[0]
 """
 
 
