@@ -40,6 +40,10 @@ def reports_page() -> str:
     available = reports.available()
     out += ["| report | summary |", "|---|---|"]
     out += [f"| [`{name}`](#{name}) | {_cell(r.summary)} |" for name, r in available.items()]
+    out += ["", "A report's header lines beyond its summary, parameters and columns (`tracedb.reports.KEYS`):", "",
+            "| line | what it does |", "|---|---|"]
+    out += [f"| `-- {_cell(k.form)}` | {_cell(k.doc)}{' (in any section)' if k.any_section else ''} |"
+            for k in reports.KEYS.values()]
     charted = [name for name, r in available.items() if any(s.charts for s in r.sections)]
     out += ["", "Reports whose HTML draws charts (`--format html`): "
             + ", ".join(f"[`{name}`](#{name})" for name in charted) + "."]

@@ -21,43 +21,23 @@ table rather than in it (csv and json keep it as a column),
 `json` a nested value (a list of structs) shown in JSON output only, `wide` a column a terminal
 table or markdown shows only with --wide (csv, json and html always have it).
 
-A header may declare charts for HTML output, `Chart: LABELS -> VALUES [KIND]  Title`: the rows
-labelled by the columns before the arrow (op+phase), drawn from the columns after it by a kind of
-tracedb.charts.KINDS (bars when none is named; `by COLUMN` pivots bars: one bar per value of
-COLUMN), e.g. `Chart: step -> compute_ns,idle_ns stacked  Title`.
-
-A report may print several tables: each further SELECT starts with its own header (a line
-`-- Shown: first` in it puts the table before the main one when the report is shown),
+The other lines of a header, `-- Word: value` (Example, Alias, Alone, Rows, Limit, Computed,
+Strips, Chart, Shown), are the table KEYS below: what each does, and its form. A report may print
+several tables: each further SELECT starts with its own header,
 
     -- Section: summary
     -- What this table shows.
     -- Columns:
     --   status    text   ...
 
-A line `-- Example: tracedb report NAME ...` shows how to run it (tracedb reports, the reference
-page); the tests run every example on a database holding the traces it names.
 A parameter line may carry the flag `option` after its default (`forward_passes = NULL option  ...`):
 the command line then takes it as an option of its own (--forward-passes N) rather than as
 -p forward_passes=N; trace, vs, phase and limit are options of every report. A value given for a
 parameter must be of its kind: `integer` or `number` after the default (`step = NULL integer  ...`),
-or the kind of a numeric default; one line names the parameter otherwise.
-
-A line `-- Alias: compare when many` makes the report what `tracedb report compare` runs when it
-is given more than two traces or a pattern (`when patterns`: a pattern as --trace and one as
---vs, paired by what the wildcards match); the command line and the API route by these lines.
-
-A report on one trace or every trace gives rows for every trace with kernels, unless a line
-`-- Rows: traces with collective kernels` says which traces it has rows for.
-
-A report with a `vs` parameter compares two traces ($trace is A, $vs is B) and needs both, unless
-its header has a line `-- Alone: what it gives for one trace` (why: one trace against its ideal).
-With --limit, a report's totals rows are still its whole result's (the limited sections run again
-without it), unless its header has a line `-- Limit: ...` saying the rows past the limit are
-summed in a last row of their own.
-
-A line `-- Strips: ...` makes its HTML page (and the notebook's) draw the timeline strips of its
-traces (tracedb.strips: A above B for a comparison), the step its `step` parameter names or the
-slowest and a typical one.
+or the kind of a numeric default; one line names the parameter otherwise. A report with a `vs`
+parameter compares two traces ($trace is A, $vs is B) and needs both, unless its header has an
+Alone line. With --limit, a report's totals rows are still its whole result's (the limited
+sections run again without it), unless its header has a Limit line.
 """
 
 from __future__ import annotations
@@ -66,7 +46,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import duckdb
 
@@ -228,6 +208,73 @@ def _header(lines: list[str], start: int) -> list[tuple[int, str]]:
     return header
 
 
+@dataclass(frozen=True)
+class Key:
+    """A header line `-- Word: value` of a report: what it does to the report (or to the section
+    whose header holds it) and what it means, for this module, docgen's reference page and the
+    command line's help alike. A new key is one entry here and its use."""
+    apply: Callable[[Report, Section, str], None]  # the value parsed into the report (ValueError: the form)
+    doc: str  # what it does
+    form: str  # how it is written
+    any_section: bool = False  # also in a further section's header (else the report's first only)
+
+
+def _shown(report: Report, section: Section, value: str) -> None:
+    if value.lower() != "first":
+        raise ValueError("expected 'Shown: first'")
+    section.first = True
+
+
+def _computed(report: Report, section: Section, value: str) -> None:
+    report.computed = (value.split() or [""])[0]
+    if report.computed not in COMPUTED:
+        raise ValueError(f"expected 'Computed: {' | '.join(COMPUTED)}  what it computes'")
+
+
+def _example(report: Report, section: Section, value: str) -> None:
+    if not value.startswith(f"tracedb report {report.name}"):
+        raise ValueError(f"an example runs this report: 'Example: tracedb report {report.name} ...'")
+    report.examples.append(value)
+
+
+def _alias(report: Report, section: Section, value: str) -> None:
+    m = re.fullmatch(r"([\w-]+)\s+when\s+(\w+)", value)
+    if not m or m.group(2) not in ALIAS_WHEN:
+        raise ValueError(f"expected 'Alias: REPORT when {' | '.join(ALIAS_WHEN)}'")
+    report.aliases.append(Alias(m.group(1), m.group(2)))
+
+
+def _set(attribute: str, value: Any = None) -> Callable[[Report, Section, str], None]:
+    """A key that sets a field of the report: to the line's value, or to value when given."""
+    return lambda report, section, text: setattr(report, attribute, text if value is None else value)
+
+
+KEYS: dict[str, Key] = {
+    "example": Key(_example, "how to run it: shown by `tracedb reports` and on the reference page, and run by the "
+                   "tests (its golden output); at least one", "Example: tracedb report NAME ..."),
+    "alias": Key(_alias, "`tracedb report REPORT` runs this report when given more than two traces or a pattern "
+                 "(`when many`), or a pattern as --trace and one as --vs (`when patterns`)",
+                 f"Alias: REPORT when {' | '.join(ALIAS_WHEN)}"),
+    "alone": Key(_set("alone"), "a comparison (one with a `vs` parameter) also runs on one trace, and says what it "
+                 "gives then", "Alone: what it gives for one trace"),
+    "rows": Key(_set("rows_for"), "the traces it has rows for, when not every trace with kernels (an example that "
+                "gives no rows is allowed then)", "Rows: traces with collective kernels"),
+    "limit": Key(_set("limit_folds", True), "its rows past --limit are summed in a last row of their own (its totals "
+                 "are then the whole result's)", "Limit: what the last row holds"),
+    "computed": Key(_computed, "before its SQL runs, tracedb computes relations SQL cannot: "
+                    "`critical_steps` (tracedb.critical_steps: the critical path of each step, registered as "
+                    "critical_steps and critical_edges) or `savings` (tracedb.savings: what fixing each part of why "
+                    "saves, why_savings and why_together)", f"Computed: {' | '.join(COMPUTED)}  what it computes"),
+    "strips": Key(_set("strips"), "its HTML page (and a notebook's) draws the timeline strips of its traces "
+                  "(tracedb.strips)", "Strips: what they show"),
+    "chart": Key(lambda report, section, value: section.charts.append(_chart("Chart: " + value)),
+                 "a chart of the section's table in HTML output (its kinds: the reference's chart kinds)",
+                 "Chart: LABELS -> VALUES [by COLUMN | KIND]  Title", any_section=True),
+    "shown": Key(_shown, "the section's table comes before the main one when the report is shown",
+                 "Shown: first", any_section=True),
+}
+
+
 def parse(path: Path) -> Report:
     """Read a report file, its header and its sections; a malformed header names the file and line."""
     text = path.read_text(encoding="utf-8")
@@ -272,34 +319,13 @@ def _parse_header(path: Path, report: Report, section: Section, header: list[tup
         if not stripped:
             continue
         try:
-            if part == "summary" and stripped.lower() == "shown: first":
-                section.first = True
-            elif part == "summary" and stripped.lower().startswith("alone:") and allow_params:
-                report.alone = stripped.split(":", 1)[1].strip()
-            elif part == "summary" and stripped.lower().startswith("rows:") and allow_params:
-                report.rows_for = stripped.split(":", 1)[1].strip()
-            elif part == "summary" and stripped.lower().startswith("strips:") and allow_params:
-                report.strips = stripped.split(":", 1)[1].strip()
-            elif part == "summary" and stripped.lower().startswith("computed:") and allow_params:
-                report.computed = stripped.split(":", 1)[1].strip().split()[0]
-                if report.computed not in COMPUTED:
-                    raise ValueError(f"expected 'Computed: {' | '.join(COMPUTED)}  what it computes'")
-            elif part == "summary" and stripped.lower().startswith("limit:") and allow_params:
-                report.limit_folds = True
-            elif part == "summary" and stripped.lower().startswith("example:") and allow_params:
-                example = stripped.split(":", 1)[1].strip()
-                if not example.startswith(f"tracedb report {report.name}"):
-                    raise ValueError(f"an example runs this report: 'Example: tracedb report {report.name} ...'")
-                report.examples.append(example)
-            elif part == "summary" and stripped.lower().startswith("alias:") and allow_params:
-                m = re.fullmatch(r"alias:\s*([\w-]+)\s+when\s+(\w+)", stripped, re.I)
-                if not m or m.group(2) not in ALIAS_WHEN:
-                    raise ValueError(f"expected 'Alias: REPORT when {' | '.join(ALIAS_WHEN)}'")
-                report.aliases.append(Alias(m.group(1), m.group(2)))
-            elif part == "summary" and stripped.lower().startswith("chart:"):
-                section.charts.append(_chart(stripped))
-            elif part == "summary":
-                summary.append(stripped)
+            if part == "summary":
+                word, colon, value = stripped.partition(":")
+                key = KEYS.get(word.strip().lower()) if colon else None
+                if key is not None and (allow_params or key.any_section):
+                    key.apply(report, section, value.strip())
+                else:
+                    summary.append(stripped)
             elif part == "parameters":
                 m = re.match(r"^(\w+)\s*=\s*('[^']*'|\S+)((?:\s+(?:option|integer|number)\b)*)\s*(.*)$", stripped)
                 if not m:

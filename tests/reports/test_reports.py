@@ -128,6 +128,26 @@ def test_a_report_header_declares_its_own_options(tmp_path):
         reports.parse(path)
 
 
+def test_a_header_key_is_one_entry_of_the_keys_table(tmp_path, monkeypatch):
+    """A new kind of header line is one entry of reports.KEYS: the parser applies it, and the
+    reference page lists it with its form and what it does."""
+    from tracedb import docgen
+
+    seen = []
+    key = reports.Key(lambda report, section, value: seen.append((report.name, section.name, value)),
+                      "says what it owns", "Owner: a team")
+    monkeypatch.setitem(reports.KEYS, "owner", key)
+    path = tmp_path / "mine.sql"
+    path.write_text("-- Report: mine\n-- Mine.\n-- Owner: the efficiency team\n-- Parameters:\n--   trace = NULL  trace\n"
+                    "-- Columns:\n--   trace  text  trace\nSELECT 1 AS trace\n")
+    mine = reports.parse(path)
+    assert seen == [("mine", "main", "the efficiency team")] and mine.summary == "Mine."
+    assert "| `-- Owner: a team` | says what it owns |" in docgen.reports_page()
+    # a line whose word is no key stays in the summary
+    path.write_text(path.read_text().replace("Owner:", "Team:"))
+    assert reports.parse(path).summary == "Mine. Team: the efficiency team"
+
+
 def test_a_parameter_takes_values_of_its_kind(tmp_path):
     """A parameter's kind (integer or number, from its header line or its numeric default) checks
     what it is given: from the command line (text) and from Python (numbers) alike, one line when
