@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 import duckdb
 
 from . import db as dbmod
-from . import atomic, html, present, render, snapshot, store
+from . import atomic, present, render, snapshot, store
 from . import reports as reportmod
 from . import traces as tracemod
 from .errors import Interrupted, TracedbError, is_interrupt
@@ -158,7 +158,7 @@ class Result:
         return self.text(Format.csv)
 
     def to_html(self) -> str:
-        return html.table(self.columns, self.rows, self.formats, self.totals, self.notes, self.title)
+        return present.table_html(self.columns, self.rows, self.formats, self.totals, self.notes, self.title)
 
     def _repr_html_(self) -> str:
         return self.to_html()
@@ -228,10 +228,11 @@ class ReportResult:
 
     def to_html(self) -> str:
         """The whole report as one self-contained page (tables and SVG charts)."""
-        return html.page(self.report, self._triples(), self.labels, self.names, self.strips_html())
+        return present.report_html(self.report, self._triples(), self.labels, self.names, self.strips_html())
 
     def _repr_html_(self) -> str:
-        return html.fragment(self.report, self._triples(), self.labels, self.names, self.strips_html())
+        return present.report_html(self.report, self._triples(), self.labels, self.names, self.strips_html(),
+                                   page=False)
 
     def text(self, fmt: Format | str = Format.table, width: int | None = None, wide: bool = False,
              bounded: bool = True) -> str:

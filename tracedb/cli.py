@@ -408,7 +408,7 @@ def schema(
     with api.connect(_db_path(db), wait=_seconds(wait)) as database:
         result = database.schema(name)
         described = dict((o, d) for o, _, d in database.objects().rows)
-    if fmt is Format.table and not name:  # a heading row per object, its columns under it
+    if present.renderer(fmt).screen and not name:  # a heading row per object, its columns under it
         rows, last = [], None
         for obj, kind, column, type_, description in result.rows:
             if obj != last:
@@ -423,7 +423,7 @@ def schema(
 def list_reports(fmt: FormatOption = Format.table) -> None:
     """List the reports with their parameters."""
     rows = [[r.name, r.summary, _params_text(r), "; ".join(r.examples)] for r in reports.available().values()]
-    if fmt is not Format.table:
+    if not present.renderer(fmt).screen:
         present.write(["report", "summary", "parameters", "example"], rows, fmt, sys.stdout, title="Reports")
         return
     # a list, each summary whole: a table would cut it, or leave the parameters out
@@ -552,15 +552,16 @@ def run_report(
             _add_rules(database, rules_file)
     with api.connect(_db_path(db), wait=_seconds(wait)) as database:
         own = reports.bind(report, {**named, **given}).get("limit")
-        if fmt is Format.table and output is None and limit is None and report.limit_folds and isinstance(own, int):
+        if present.renderer(fmt).screen and output is None and limit is None and report.limit_folds \
+                and isinstance(own, int):
             # a terminal shows the findings that fit it: every shorter list is worked out at once
             shorter = database.report_by_limit(name, list(range(own, 0, -1)), section=section,
                                                **{k: v for k, v in named.items() if k != "limit"}, **given)
             result = _fit_screen(shorter[own], shorter.__getitem__, wide)
         else:
             # the timeline strips are drawn for an HTML page alone, while the database is open
-            result = database.report(name, section=section, strips=fmt is Format.html, **named, **given)
-    if fmt is Format.csv and len(result.sections) > 1:  # CSV holds one table: a stream or file each
+            result = database.report(name, section=section, strips=present.renderer(fmt).figures, **named, **given)
+    if present.renderer(fmt).one_table and len(result.sections) > 1:  # a stream or a file each
         if output is None:
             rest = [n for n in result.sections if n != result.main_name]
             say(f"tracedb: report {name}: the {result.main_name} table; its other tables ({', '.join(rest)}): "

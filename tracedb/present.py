@@ -3,7 +3,9 @@ is written and how a whole report is, for the command line, the Python API and a
 (tracedb report NAME and print(db.report(NAME)) print the same text). A report is shown one table
 per trace (titled with it), a terminal table bounded to its first TERMINAL_ROWS rows with a totals
 row over every row; json of several sections is one object keyed by section, html one page.
-Charts are tracedb.charts' kinds, drawn by the html renderer."""
+Charts are tracedb.charts' kinds, drawn by the html renderer. Each renderer says what its format
+can do (one table a file, figures, a terminal's screen, nested sections): the command line and the
+API ask it, and never which format it is, so that a new format is one entry of RENDERERS."""
 
 from __future__ import annotations
 
@@ -33,19 +35,23 @@ def _html_report(result: Any, out: TextIO, wide: bool, bounded: bool) -> bool:
 
 @dataclass(frozen=True)
 class Renderer:
+    """What a format can do; the code outside this module asks these, never which format it is."""
     table: Callable[..., None]  # writes one table: (columns, rows, out, title=, formats=, totals=, notes=, ...)
     # writes a whole report and returns True, or returns False: the report is written table by table
     report: Callable[[Any, TextIO, bool, bool], bool] | None
     for_people: bool  # values humanised; --wide columns left out unless asked
-    nested: bool  # keeps nested (json-only) columns
+    nested: bool  # keeps nested (json-only) columns, and a report's sections as one nested object
+    one_table: bool = False  # a file holds one table: a report of several is a file (or a stream) each
+    figures: bool = False  # draws figures: a report's charts and timeline strips
+    screen: bool = False  # drawn for a terminal: bounded to a screen, a list where a table would cut
 
 
 RENDERERS: dict[Format, Renderer] = {
-    Format.table: Renderer(render.write_table, None, for_people=True, nested=False),
+    Format.table: Renderer(render.write_table, None, for_people=True, nested=False, screen=True),
     Format.markdown: Renderer(render.write_markdown, None, for_people=True, nested=False),
-    Format.csv: Renderer(render.write_csv, None, for_people=False, nested=False),
+    Format.csv: Renderer(render.write_csv, None, for_people=False, nested=False, one_table=True),
     Format.json: Renderer(render.write_json, _json_report, for_people=False, nested=True),
-    Format.html: Renderer(html.write_table, _html_report, for_people=False, nested=False),
+    Format.html: Renderer(html.write_table, _html_report, for_people=False, nested=False, figures=True),
 }
 
 
@@ -58,6 +64,16 @@ def write(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: Format | s
     renderer(fmt).table(columns, rows, out, **how)
 
 
+def table_html(columns, rows, formats, totals, notes, title) -> str:
+    """One table as an HTML fragment (a query result in a notebook)."""
+    return html.table(columns, rows, formats, totals, notes, title)
+
+
+def report_html(report, sections, labels, names, strips: str, page: bool = True) -> str:
+    """A report as one self-contained HTML page (page) or a fragment of one (a notebook's cell)."""
+    return (html.page if page else html.fragment)(report, sections, labels, names, strips)
+
+
 def print_report(result: Any, fmt: Format, out: TextIO, wide: bool = False, bounded: bool = False) -> None:
     """Write a report (an api.ReportResult: its sections, labels and html) in a format: as a
     whole where the format says so, else each section, a single trace's table per trace."""
@@ -66,7 +82,7 @@ def print_report(result: Any, fmt: Format, out: TextIO, wide: bool = False, boun
     if whole is not None and whole(result, out, wide, bounded):
         return
     for r in result.sections.values():
-        _section(r.shown(fmt, wide), fmt, out, bounded and fmt is Format.table, by_side=result.labels is None,
+        _section(r.shown(fmt, wide), fmt, out, bounded and RENDERERS[fmt].screen, by_side=result.labels is None,
                  wide=wide)
 
 
