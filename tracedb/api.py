@@ -709,13 +709,8 @@ class Database:
             raise TracedbError(f"{out}: {exc.strerror}") from None
         if self.path is not None and out.exists() and Path(self.path).exists() and os.path.samefile(out, self.path):
             raise TracedbError(f"{out}: is the database itself; choose another output file")
-        def findings() -> list[dict]:  # asked for once the window holds something: no work for nothing
-            return self._report("why", trace=trace, vs=None, phase=phase, limit=12, section=None,
-                                min_gap_us=min_gap_us).main.records()
-
         with self._reading():
-            return perfetto.export(self.con, trace, out, step=step, phase=phase, min_gap_us=min_gap_us,
-                                   findings=findings)
+            return perfetto.export(self.con, trace, out, step=step, phase=phase, min_gap_us=min_gap_us)
 
 
 def given_once(paths: list[Path], name: str | None) -> tuple[list[Path], list["LoadOutcome"]]:

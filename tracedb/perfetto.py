@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import duckdb
 import orjson
@@ -29,6 +28,7 @@ from .errors import TracedbError
 
 WHOLE = (-(1 << 62), 1 << 62)  # the window of a whole trace: every time tracedb keeps
 PATH_STEPS = 50  # the steps of a window whose critical path is drawn at most (the first)
+FINDINGS = 12  # the why findings drawn on their track
 FLOW_IDS = 1 << 40  # the critical path's flow ids count up from here, clear of the trace's own
 _INTEGER = re.compile(r"-?(?:0|[1-9][0-9]{0,17})")  # a JSON number: no leading zero
 
@@ -61,15 +61,21 @@ def window_of(con: duckdb.DuckDBPyConnection, trace_id: int, step: int | None, p
     return lo, hi + 1
 
 
+def _findings(con: duckdb.DuckDBPyConnection, trace_id: int, phase: str | None, min_gap_us: float) -> list[dict]:
+    """The why findings of the trace alone (against its own ideal; of the phase's steps with a
+    phase), the first FINDINGS, from the macro why_findings."""
+    cur = con.execute(f"SELECT * FROM why_findings(?, NULL, ?, ?, {FINDINGS}, NULL) ORDER BY rank",
+                      [f"#{trace_id}", phase, min_gap_us])
+    columns = [d[0] for d in cur.description]
+    return [dict(zip(columns, row)) for row in cur.fetchall()]
+
+
 def export(con: duckdb.DuckDBPyConnection, trace: str, out: Path, *, step: int | None = None,
-           phase: str | None = None, min_gap_us: float = 20,
-           findings: Callable[[], list[dict]] | None = None) -> PerfettoExport:
-    """Write the window of trace to out (replaced whole, or not at all); findings: gives the why
-    rows to put on their track (rank, kind, at_stake_ns, where), called once the window is known
-    to hold something."""
+           phase: str | None = None, min_gap_us: float = 20) -> PerfettoExport:
+    """Write the window of trace to out (replaced whole, or not at all)."""
     trace_id, name = traces.find(con, trace)
     lo, hi = window_of(con, trace_id, step, phase)
-    findings = findings() if findings is not None else []
+    findings = _findings(con, trace_id, phase, min_gap_us)  # once the window is known to hold something
     rows = con.execute("SELECT ph, cat, name, pid, tid, ts_ns, dur_ns, id, bp, args FROM "
                        "perfetto_window(?, ?, ?, ?) ORDER BY sort, ts_ns NULLS FIRST",
                        [trace_id, lo, hi, round(min_gap_us * 1000)]).fetchall()
