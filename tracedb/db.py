@@ -410,11 +410,12 @@ def upgrade(con: duckdb.DuckDBPyConnection, force_views: bool = False, derive: b
             _apply_views(con, wanted, None if force_views else stored, derive)
 
 
-def _derivation_keys(fingerprint: dict[str, str]) -> set[str]:
-    """The keys of a fingerprint the stored facts depend on: the modules the derivation reads, the
-    packaged rules and the derivation itself."""
-    reads = modules.derivation_modules()
-    return {k for k in fingerprint if k in reads or k.startswith(("rules/", "derive/"))}
+def _derivation_keys(fingerprint: dict[str, str], name: str) -> set[str]:
+    """The keys of a fingerprint a derivation file's facts depend on: the modules it reads (its
+    include closure), the packaged rules and the file itself."""
+    path = sqlfiles.sql_dir() / "derive" / name
+    reads = modules.closure(modules.includes(path))
+    return {k for k in fingerprint if k in reads or k.startswith("rules/") or k == f"derive/{name}"}
 
 
 def _apply_views(con: duckdb.DuckDBPyConnection, wanted: dict[str, str], stored: dict[str, str] | None = None,
@@ -430,12 +431,16 @@ def _apply_views(con: duckdb.DuckDBPyConnection, wanted: dict[str, str], stored:
     for name in modules.order():
         run_script(con, known[name].read_text(encoding="utf-8"))
     rules.load_builtin(con)
-    keys = _derivation_keys({**wanted, **(stored or {})})
-    stale = stored is None or any(stored.get(k) != wanted.get(k) for k in keys)
+    every = {**wanted, **(stored or {})}
+    # each derivation file is run again when what it reads changed: its include closure, the rules
+    # (read by the classification) or the file itself
+    changed = [name for name, _ in facts.derivations()
+               if stored is None or any(stored.get(k) != wanted.get(k) for k in _derivation_keys(every, name))]
+    keys = set().union(*(_derivation_keys(every, name) for name in changed)) if changed else set()
     kept = dict(wanted)
-    if stale and derive:
-        facts.derive_all(con)
-    elif stale:
+    if changed and derive:
+        facts.derive_all(con, changed)
+    elif changed:
         kept = {k: v for k, v in wanted.items() if k not in keys}
         kept.update({k: v for k, v in (stored or {}).items() if k in keys})
     con.execute("DELETE FROM tracedb_views")

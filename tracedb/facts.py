@@ -1,5 +1,7 @@
-"""Stored derived facts: kernel_facts and python_stacks, filled by sql/derive/kernel_facts.sql, and
-the kernel runs of AIE core tiles (aie_kernels), filled by sql/derive/aie_kernels.sql.
+"""Stored derived facts: each file of sql/derive/ fills its tables for one trace (kernel_facts.sql:
+kernel_facts and python_stacks; aie_kernels.sql: the kernel runs of AIE core tiles). A file's header
+may say when it applies (`-- When: format = 'mlir-aie'`, a condition on the trace's row of traces);
+a new derivation is a new file, run for every trace it applies to.
 
 The analysis is defined by the SQL modules in sql/modules; deriving stores their result per trace so that
 every question afterwards (tracedb report, a DuckDB shell, a dashboard) reads it at once. It runs
@@ -12,12 +14,30 @@ import hashlib
 
 import duckdb
 
-from . import store
+from . import sqlfiles, store
 from .sqlfiles import literal
 
 
-def derive(con: duckdb.DuckDBPyConnection, trace_id: int) -> None:
-    """(Re)derive one trace's facts (the caller owns the transaction)."""
+def derivations(files: list[str] | None = None) -> list[tuple[str, str | None]]:
+    """The files of sql/derive/ (those named in files, else all), each with the condition its
+    header's `-- When:` line gives (None: every trace), in the order of their names."""
+    out = []
+    for path in sorted((sqlfiles.sql_dir() / "derive").glob("*.sql")):
+        if files is not None and path.name not in files:
+            continue
+        when = None
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip() and not line.startswith("--"):  # the header ends at the first statement
+                break
+            if line[2:].strip().lower().startswith("when:"):
+                when = line.split(":", 1)[1].strip()
+        out.append((path.name, when))
+    return out
+
+
+def derive(con: duckdb.DuckDBPyConnection, trace_id: int, files: list[str] | None = None) -> None:
+    """(Re)derive one trace's facts (the caller owns the transaction): every file of sql/derive/
+    that applies to it, or those named in files."""
     # the regex rules written out as the kernel rules stand now, however they got into the table
     # (a rules file, a lake's or an export's rules, a worker's copy of the user's)
     refresh_regex_rules(con)
@@ -33,10 +53,11 @@ def derive(con: duckdb.DuckDBPyConnection, trace_id: int) -> None:
         # the views read this trace's rows alone (the _in_scope macro): no other trace is scanned
         con.execute(f"SET VARIABLE {store.SCOPE_VARIABLE} = {int(trace_id)}")
         try:
-            store.run_file(con, "derive/kernel_facts.sql", {"trace_id": trace_id})
-            # AIE kernel runs only for an mlir-aie trace: no work for formats the trace is not
-            if con.execute("SELECT format = 'mlir-aie' FROM traces WHERE trace_id = ?", [trace_id]).fetchone()[0]:
-                store.run_file(con, "derive/aie_kernels.sql", {"trace_id": trace_id})
+            for name, when in derivations(files):
+                # a derivation only for the traces it applies to: no work for formats the trace is not
+                if when is None or con.execute(f"SELECT ({when}) FROM traces WHERE trace_id = ?",
+                                               [trace_id]).fetchone()[0]:
+                    store.run_file(con, f"derive/{name}", {"trace_id": trace_id})
         finally:
             try:
                 con.execute(f"RESET VARIABLE {store.SCOPE_VARIABLE}")
@@ -44,11 +65,12 @@ def derive(con: duckdb.DuckDBPyConnection, trace_id: int) -> None:
                 pass  # the transaction failed: its own error is the one to report (store.rollback clears the scope)
 
 
-def derive_all(con: duckdb.DuckDBPyConnection) -> int:
-    """(Re)derive every trace's facts (the caller owns the transaction); returns the trace count."""
+def derive_all(con: duckdb.DuckDBPyConnection, files: list[str] | None = None) -> int:
+    """(Re)derive every trace's facts (the caller owns the transaction), by every file of
+    sql/derive/ or those named in files; returns the trace count."""
     ids = [r[0] for r in con.execute("SELECT trace_id FROM traces ORDER BY trace_id").fetchall()]
     for trace_id in ids:
-        derive(con, trace_id)
+        derive(con, trace_id, files)
     return len(ids)
 
 

@@ -81,8 +81,11 @@ def _edit(sql_root, module: str, monkeypatch):
     monkeypatch.setattr(sqlfiles, "sql_dir", lambda: copy)
 
 
-@pytest.mark.parametrize("module, derives", [("why.findings", False), ("steps.layers", True)])
+@pytest.mark.parametrize("module, derives", [("why.findings", []), ("steps.layers", ["kernel_facts.sql"]),
+                                             ("aie.kernels", ["aie_kernels.sql"])])
 def test_a_change_re_derives_only_what_reads_it(tmp_path, monkeypatch, module, derives):
+    """A changed module re-derives the files of sql/derive/ whose include closure holds it, and no
+    other: steps.layers the kernel facts alone, aie.kernels the AIE kernel runs alone."""
     path = tmp_path / "t.duckdb"
     con = db.open_db(path)
     load(con, KINETO[3])
@@ -90,11 +93,29 @@ def test_a_change_re_derives_only_what_reads_it(tmp_path, monkeypatch, module, d
     _edit(tmp_path, module, monkeypatch)
     derived = []
     real = facts.derive_all
-    monkeypatch.setattr(facts, "derive_all", lambda c: derived.append(1) or real(c))
+    monkeypatch.setattr(facts, "derive_all", lambda c, files=None: derived.append(sorted(files)) or real(c, files))
     with db.open_db(path, read_only=True) as ro:  # a reader brings the views up to date, never the facts
         assert ro.execute("SELECT count(*) FROM kernel_facts").fetchone()[0] > 0
     assert derived == []
     with db.open_db(path) as rw:  # a writer derives when the derivation reads what changed
         stored = dict(rw.execute("SELECT file, sha256 FROM tracedb_views").fetchall())
-    assert derived == ([1] if derives else [])
+    assert derived == ([derives] if derives else [])
     assert stored == db._views_fingerprint()
+
+
+def test_a_derivation_file_says_when_it_applies(con, tmp_path):
+    """Each file of sql/derive/ runs for the traces its header's When line names: the AIE kernel
+    runs for an mlir-aie trace only, the kernel facts for every trace."""
+    assert dict(facts.derivations()) == {"aie_kernels.sql": "format = 'mlir-aie'", "kernel_facts.sql": None}
+    ran = []
+    real = facts.store.run_file
+
+    def spy(c, rel, params=None):
+        ran.append(rel)
+        return real(c, rel, params)
+
+    trace = load(con, KINETO[3])
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(facts.store, "run_file", spy)
+        facts.derive(con, trace.trace_id)
+    assert "derive/kernel_facts.sql" in ran and "derive/aie_kernels.sql" not in ran
