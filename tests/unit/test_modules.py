@@ -119,3 +119,18 @@ def test_a_derivation_file_says_when_it_applies(con, tmp_path):
         mp.setattr(facts.store, "run_file", spy)
         facts.derive(con, trace.trace_id)
     assert "derive/kernel_facts.sql" in ran and "derive/aie_kernels.sql" not in ran
+
+
+def test_the_macros_the_rules_rewrite_are_marked_generated():
+    """Each macro tracedb.facts.refresh_regex_rules writes out is marked in its module as a
+    placeholder that tracedb rewrites, so a reader of the SQL knows its text is not the one used."""
+    written = {"_regex_rule_hits", "_inductor_rule_hits", "_context_rule_hits", "_step_frame_rule_hits",
+               "_rule_hits_digest"}
+    marked = set()
+    for path in modules.modules().values():
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for before, line in zip(lines, lines[1:]):
+            m = re.match(r"CREATE OR REPLACE MACRO (\w+)\(", line)
+            if m and before.startswith("-- Generated: tracedb.facts.refresh_regex_rules"):
+                marked.add(m.group(1))
+    assert marked == written

@@ -42,8 +42,9 @@ CREATE OR REPLACE MACRO inductor_ops(name) AS
 -- The ranks (in _kernel_rules_ordered) of the regex rules a kernel name matches on its platform
 -- (scalar macro). This definition reads the rules table; tracedb replaces it before every
 -- derivation and whenever rules are loaded by one with each rule's pattern written out
--- (tracedb.rules.refresh_regex_rules), so that each pattern is compiled once per query rather
+-- (tracedb.facts.refresh_regex_rules), so that each pattern is compiled once per query rather
 -- than once per name: the same result.
+-- Generated: tracedb.facts.refresh_regex_rules writes this macro out; the text here is its placeholder.
 CREATE OR REPLACE MACRO _regex_rule_hits(kernel_name, kernel_platform) AS (
     SELECT coalesce(list(rank ORDER BY rank), []) FROM _kernel_rules_ordered r
     WHERE r.match = 'regex' AND (r.platform = 'any' OR r.platform = kernel_platform)
@@ -52,11 +53,13 @@ CREATE OR REPLACE MACRO _regex_rule_hits(kernel_name, kernel_platform) AS (
 
 -- A digest of the rule macros tracedb last wrote out (_regex_rule_hits, _inductor_rule_hits,
 -- _context_rule_hits, _step_frame_rule_hits), '' until it has: a derivation rewrites them only when
--- the rules give other texts (tracedb.rules.refresh_regex_rules; scalar macro).
+-- the rules give other texts (tracedb.facts.refresh_regex_rules; scalar macro).
+-- Generated: tracedb.facts.refresh_regex_rules writes this macro out; the text here is its placeholder.
 CREATE OR REPLACE MACRO _rule_hits_digest() AS '';
 
 -- The ranks of the inductor rules the operations of an Inductor kernel's name (inductor_ops)
 -- match on its platform (scalar macro); replaced like _regex_rule_hits, for the same reason.
+-- Generated: tracedb.facts.refresh_regex_rules writes this macro out; the text here is its placeholder.
 CREATE OR REPLACE MACRO _inductor_rule_hits(fused_ops, kernel_platform) AS (
     SELECT coalesce(list(rank ORDER BY rank), []) FROM _kernel_rules_ordered r
     WHERE r.match = 'inductor' AND (r.platform = 'any' OR r.platform = kernel_platform)

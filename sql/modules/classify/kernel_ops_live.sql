@@ -10,8 +10,9 @@
 -- The ranks (in _kernel_rules_ordered) of the context rules (match cpu_op, collective or
 -- annotation) whose pattern the text of a context of that kind matches (scalar macro). Like
 -- _regex_rule_hits (sql/modules/classify/kernel_ops.sql), tracedb replaces this definition before every
--- derivation with one that writes each pattern out (tracedb.rules.refresh_regex_rules), so that
+-- derivation with one that writes each pattern out (tracedb.facts.refresh_regex_rules), so that
 -- a pattern is compiled once per query rather than once per text: the same result.
+-- Generated: tracedb.facts.refresh_regex_rules writes this macro out; the text here is its placeholder.
 CREATE OR REPLACE MACRO _context_rule_hits(context_kind, context_text) AS (
     SELECT coalesce(list(rank ORDER BY rank), []) FROM _kernel_rules_ordered r
     WHERE r.match = context_kind AND regexp_matches(context_text, r.pattern)

@@ -116,8 +116,9 @@ FROM step_frame_patterns;
 -- The ranks (in _step_frame_patterns_ordered) of the step frame patterns a frame name matches
 -- (scalar macro). Like _regex_rule_hits (sql/modules/classify/kernel_ops.sql), tracedb replaces this
 -- definition before every derivation with one that writes each pattern out
--- (tracedb.rules.refresh_regex_rules), so that a pattern is compiled once per query rather than
+-- (tracedb.facts.refresh_regex_rules), so that a pattern is compiled once per query rather than
 -- once per name: the same result.
+-- Generated: tracedb.facts.refresh_regex_rules writes this macro out; the text here is its placeholder.
 CREATE OR REPLACE MACRO _step_frame_rule_hits(frame_name) AS (
     SELECT coalesce(list(rank ORDER BY rank), []) FROM _step_frame_patterns_ordered p
     WHERE regexp_matches(frame_name, p.regex)
