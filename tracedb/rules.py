@@ -148,9 +148,10 @@ def validate(path: Path, kind: RuleKind, rows: list[list[str]]) -> None:
                     raise TracedbError(f"{path}: line {line}: {column} {rec[column]!r} is not a positive number "
                                        "of TFLOP/s or TB/s (or empty: not published)") from None
             for column in kind.sizes:
-                if rec[column].strip() and not (rec[column].strip().isdigit() and int(rec[column]) > 0):
+                # a size is stored as a BIGINT: one too large for it is refused here, in one line
+                if rec[column].strip() and not (rec[column].strip().isdigit() and 0 < int(rec[column]) < 2 ** 63):
                     raise TracedbError(f"{path}: line {line}: {column} {rec[column]!r} is not a positive whole number "
-                                       "(or empty: as the trace records it)")
+                                       "below 2^63 (or empty: as the trace records it)")
             if kind.numeric and not any(rec[c].strip() for c in kind.numeric):
                 raise TracedbError(f"{path}: line {line}: no peak given (one of {', '.join(kind.numeric)} at least)")
             if kind.table == "kernel_rules":

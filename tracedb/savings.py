@@ -224,17 +224,19 @@ def sync_changes(graphs: list[critical.Graph], windows: _Windows, slow: str,
 
 def _sync_calls(graph: critical.Graph, gaps: list[Gap]) -> list[int]:
     """The graph's synchronising calls behind the gaps: of the call each gap names, on its
-    launching thread, the last to start before the device started again."""
-    calls = []
+    launching thread, the last to start before the device started again (one pass over the
+    graph's events, then a binary search per gap)."""
+    calls: dict[tuple[str, str], list[int]] = defaultdict(list)  # (name, pid:tid) -> events, by start
+    for i, e in enumerate(graph.events):  # events are in the order they start
+        if e.source == "runtime_calls" and e.blocking:
+            calls[(e.name, f"{e.pid}:{e.tid}")].append(i)
+    found = []
     for gap in gaps:
-        best = None
-        for i, e in enumerate(graph.events):
-            if e.source == "runtime_calls" and e.blocking and e.name == gap.sync_call \
-                    and f"{e.pid}:{e.tid}" == gap.thread and e.ts <= gap.end and (best is None or e.ts > graph.events[best].ts):
-                best = i
-        if best is not None:
-            calls.append(best)
-    return calls
+        mine = calls.get((gap.sync_call, gap.thread), [])
+        at = bisect.bisect_right([graph.events[i].ts for i in mine], gap.end) - 1
+        if at >= 0:
+            found.append(mine[at])
+    return found
 
 
 def register(con: duckdb.DuckDBPyConnection, trace: str | None, vs: str | None, phase: str | None,

@@ -12,7 +12,7 @@ import csv
 import pytest
 
 import tracedb
-from conftest import CORPUS, FIXTURES, TESTS, database_of, load
+from conftest import CORPUS, FIXTURES, TESTS, database_of, load, run_cli
 from tracedb.testing import KinetoTrace
 
 BF16 = "c10::BFloat16"
@@ -203,6 +203,18 @@ def test_a_model_shapes_rule_gives_what_the_trace_does_not(tmp_path):
     t, h, i, k = 32, 3072, 1024, 2
     assert shape == "32×3072 x, 32 experts, top-2, gated" and flops == 2 * t * h * i * k * 2 + 2 * t * i * h * k
     assert assumption == "sizes of gpt-oss-test (model_shapes)"
+    # a malformed file is one line naming it and its line, and leaves the rules as they were
+    header = "priority,regex,model,hidden,intermediate,experts,top_k,reference\n"
+    for row, says in (("1,moe,m,0,,,,", "hidden '0' is not a positive whole number"),
+                      ("1,moe,m,99999999999999999999,,,,", "is not a positive whole number below 2^63"),
+                      ("1,(moe,m,,,,,", "bad regular expression")):
+        bad = tmp_path / "bad.csv"
+        bad.write_text(header + row + "\n")
+        run = run_cli("rules", "add", "model-shapes", bad, db=db)
+        assert run.returncode == 1 and says in run.stderr and "line 2" in run.stderr, run.stderr
+        assert len(run.stderr.strip().splitlines()) == 1 and "Traceback" not in run.stderr
+    with tracedb.connect(db) as d:
+        assert d.sql("SELECT source, intermediate, top_k FROM model_shapes").rows == [("gpt-oss.csv", 1024, 2)]
     assert [r["assumption"] for r in rows if r["cpu_op"] == "vllm::moe_forward"] == [assumption]
 
 
