@@ -89,7 +89,7 @@ def changes(slow: list[Kernel], fast: list[Kernel]) -> dict[str, dict[int, int]]
 # synchronisation, with the part of why each counts to (as why_findings keys them)
 _GAPS = """
 SELECT s.side, _why_gap_kind(g.cause) || '|' || _why_gap_what(g.cause, k.frame, g.frame, g.sync_call, g.after_op) AS part,
-       g.idle_ns, g.start_ns, g.end_ns, g.launch_tid, g.sync_call
+       g.start_ns, g.end_ns, g.launch_tid, g.sync_call
 FROM compared_sides($trace, $vs) s
 JOIN (SELECT * FROM gpu_idle_gaps($trace, 1000 * $min_gap_us)
       UNION ALL SELECT * FROM gpu_idle_gaps($vs, 1000 * $min_gap_us)) g USING (trace_id)
@@ -100,16 +100,13 @@ WHERE g.cause IN ('host launched late', 'synchronisation')
        (SELECT (trace_id, step) FROM gpu_timeline WHERE step IS NOT NULL AND phase = $phase)))
 """
 
-# The calls, on the slower side, of the Python frames why finds the device idle in while the host
-# runs them (host-bound idle), with each frame's host time per step on both sides (host_frames)
+# The calls of the Python frames why finds the device idle in while the host runs them (host-bound
+# idle), on both sides, as host_frames counts them, with the steps counted on their side: a frame's
+# host time per step is their sum over those steps (host_frames_of's a_step_ns and b_step_ns)
 _FRAME_CALLS = """
-WITH wanted AS (SELECT list(what) AS frames FROM (SELECT unnest($frames) AS what))
-SELECT c.frame, c.pid, c.tid, c.ts_ns, c.end_ns,
-       CASE WHEN $slow = 'A' THEN f.a_step_ns ELSE f.b_step_ns END AS ours,
-       CASE WHEN $slow = 'A' THEN f.b_step_ns ELSE f.a_step_ns END AS theirs
-FROM host_frame_calls($trace, $vs, $phase, (SELECT frames FROM wanted)) c
-JOIN host_frames_of($trace, $vs, $phase, (SELECT frames FROM wanted)) f USING (frame)
-WHERE c.side = $slow
+SELECT c.side, c.frame, c.pid, c.tid, c.ts_ns, c.end_ns, c.dur_ns, s.steps
+FROM host_frame_calls($trace, $vs, $phase, $frames) c
+JOIN host_frame_steps($trace, $vs, $phase) s ON s.side = c.side AND s.trace_id = c.trace_id
 ORDER BY c.frame, c.ts_ns
 """
 
@@ -118,7 +115,6 @@ ORDER BY c.frame, c.ts_ns
 class Gap:
     side: str
     part: str
-    idle: int
     start: int
     end: int
     thread: str | None
@@ -163,14 +159,24 @@ def frame_changes(con: duckdb.DuckDBPyConnection, graphs: list[critical.Graph], 
     or 'B'): the host's time in the frame's calls, less the calls of the other frames listed inside
     them (parts of their own), at the other side's host time in the frame per step over ours (above
     1 where the slower side spends less). The parts share no time, so that their changes combine."""
-    rows = con.execute(_FRAME_CALLS, {"trace": trace, "vs": vs, "slow": slow, "phase": phase,
-                                      "frames": frames}).fetchall()
+    if not frames:
+        return {}
+    rows = con.execute(_FRAME_CALLS, {"trace": trace, "vs": vs, "phase": phase, "frames": frames}).fetchall()
+    host: dict[tuple[str, str], int] = defaultdict(int)  # (side, frame) -> its host time, ns
+    steps: dict[str, int] = {}
+    for side, frame, _, _, _, _, dur, counted in rows:
+        host[(side, frame)] += dur
+        steps[side] = counted
+    # each side's host time in the frame per step, rounded to the nanosecond as host_frames gives it
+    per_step = {key: round(ns / steps[key[0]]) for key, ns in host.items()}
+    other = "B" if slow == "A" else "A"
     by_thread: dict[tuple, list[tuple[int, int, str]]] = defaultdict(list)
     factor: dict[str, float] = {}
-    for frame, pid, tid, ts, end, ours, theirs in rows:
-        if ours:
+    for side, frame, pid, tid, ts, end, _, _ in rows:
+        ours = per_step.get((slow, frame), 0)
+        if side == slow and ours:
             by_thread[(pid, tid)].append((ts, end, frame))
-            factor[frame] = theirs / ours
+            factor[frame] = per_step.get((other, frame), 0) / ours
     spans: dict[str, dict[tuple[int, tuple], list[tuple[int, int]]]] = defaultdict(lambda: defaultdict(list))
     for thread, calls in by_thread.items():
         calls.sort(key=lambda c: (c[0], -c[1]))
@@ -276,8 +282,9 @@ def register(con: duckdb.DuckDBPyConnection, trace: str | None, vs: str | None, 
             side = "A" if slow == trace else "B"
             gaps = _gaps(con, trace, vs, phase, min_gap_us)
             frames = sorted({g.part.split("|", 1)[1] for g in gaps if g.part.startswith("host-bound idle|")})
-            by_graph.update(frame_changes(con, graphs, _Windows(bounds), trace, vs, side, phase, frames))
-            by_graph.update(sync_changes(graphs, _Windows(bounds), side, gaps))
+            of_time = _Windows(bounds)
+            by_graph.update(frame_changes(con, graphs, of_time, trace, vs, side, phase, frames))
+            by_graph.update(sync_changes(graphs, of_time, side, gaps))
         predicted, replayed = 0, 0
         for g, graph in enumerate(graphs):
             base = replay(graph, device=True)
