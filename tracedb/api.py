@@ -17,7 +17,6 @@ its charts.
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import shutil
 import weakref
@@ -29,254 +28,15 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 import duckdb
 
 from . import db as dbmod
-from . import atomic, present, render, snapshot, store
+from . import atomic, snapshot, store
 from . import reports as reportmod
 from . import traces as tracemod
 from .errors import Interrupted, TracedbError, is_interrupt
-from .render import Format
+from .results import ReportResult, Result
 
 if TYPE_CHECKING:  # the loader is imported by the calls that load (a report needs none of it)
     from .ingest.loader import LoadOutcome
     from .ingest.readers import ProgressFn
-
-
-@dataclass(repr=False)
-class Result:
-    """Rows of one table, with what the renderers need to show them."""
-
-    columns: list[str]
-    rows: list[tuple]
-    formats: dict[str, str] = field(default_factory=dict)
-    totals: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    title: str | None = None
-    wide: list[str] = field(default_factory=list)  # shown in a table or markdown only when asked for
-    json_only: list[str] = field(default_factory=list)  # nested values: JSON only
-    lead: list[str] = field(default_factory=list)  # the answer in a sentence: printed above a table, not in it
-    answer: str | None = None  # the lead's sentence, once the lead column is left out (shown)
-    # every row of the result when --limit showed fewer: the totals row sums these
-    total_rows: list[tuple] | None = None
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    def records(self) -> list[dict[str, Any]]:
-        """The rows as dicts keyed by column."""
-        return [dict(zip(self.columns, row)) for row in self.rows]
-
-    def arrow(self):
-        """The rows as a pyarrow Table."""
-        import pyarrow as pa
-
-        return pa.table({c: [row[i] for row in self.rows] for i, c in enumerate(self.columns)})
-
-    def df(self):
-        """The rows as a pandas DataFrame (pip install pandas)."""
-        try:
-            import pandas
-        except ImportError:
-            raise TracedbError("Result.df() needs pandas: pip install pandas (or use .arrow() / .records())") from None
-        del pandas  # pyarrow converts; the import only checks it is there
-        return self.arrow().to_pandas()
-
-    def pl(self):
-        """The rows as a polars DataFrame (pip install polars)."""
-        try:
-            import polars
-        except ImportError:
-            raise TracedbError("Result.pl() needs polars: pip install polars (or use .arrow() / .records())") from None
-        return polars.from_arrow(self.arrow())
-
-    def in_units(self, shared: bool = False) -> "Result":
-        """The rows with durations and sizes as numbers in their column's unit, the one the
-        terminal table picks (a_total_ns of a few thousand ns becomes "a_total µs"), for charts and
-        DataFrames a person reads; other columns as they are. shared: every duration column in one
-        unit (and every size in one), the largest's, so that columns drawn on one axis compare."""
-        from .render import column_unit, format_of
-
-        def values(i: int) -> list:
-            return [r[i] for r in self.rows]
-
-        kinds = [format_of(name, self.formats.get(name)) for name in self.columns]
-        pooled = {k: [v for i, kk in enumerate(kinds) if kk == k for v in values(i)] for k in ("duration", "bytes")}
-        columns, scales = [], []
-        for i, name in enumerate(self.columns):
-            unit = None
-            if kinds[i] in ("duration", "bytes"):
-                unit = column_unit(name, pooled[kinds[i]] if shared else values(i), kinds[i])
-            columns.append(unit[0] if unit else name)
-            scales.append(unit[2] if unit else None)
-        rows = [tuple(v / sc if sc and isinstance(v, (int, float)) and not isinstance(v, bool) else v
-                      for v, sc in zip(row, scales)) for row in self.rows]
-        renamed = dict(zip(self.columns, columns))
-        return Result(columns, rows, {renamed[k]: v for k, v in self.formats.items() if k in renamed},
-                      [renamed.get(c, c) for c in self.totals], [renamed.get(c, c) for c in self.notes], self.title,
-                      [renamed.get(c, c) for c in self.wide], [renamed.get(c, c) for c in self.json_only])
-
-    def shown(self, fmt: Format | str = Format.table, wide: bool = False) -> "Result":
-        """The columns a format shows: a table or markdown leaves out the wide ones unless asked,
-        every format but json the nested ones."""
-        renderer = present.renderer(fmt)
-        hidden = set() if renderer.nested else set(self.json_only)
-        if renderer.for_people and not wide:
-            hidden |= set(self.wide)
-        if renderer.for_people:
-            hidden |= set(self.lead)
-        keep = [i for i, c in enumerate(self.columns) if c not in hidden]
-        if len(keep) == len(self.columns):
-            return self
-        shown = Result([self.columns[i] for i in keep], [tuple(r[i] for i in keep) for r in self.rows],
-                       self.formats, self.totals, self.notes, self.title,
-                       total_rows=None if self.total_rows is None else
-                       [tuple(r[i] for i in keep) for r in self.total_rows])
-        shown.answer = self.lead_text()
-        return shown
-
-    def lead_text(self) -> str | None:
-        """The answer a lead column gives: its first value that is not NULL."""
-        return render.lead(self.columns, self.rows, self.lead)
-
-    def text(self, fmt: Format | str = Format.table, width: int | None = None, wide: bool = False) -> str:
-        """The table as the command line prints it (table, csv, json or markdown)."""
-        out = _Text(width)
-        r = self.shown(fmt, wide)
-        present.write(r.columns, r.rows, fmt, out, title=r.title, formats=r.formats, totals=r.totals,
-                      notes=r.notes, wide=wide, total_rows=r.total_rows, total_label=r.total_label(),
-                      lead=r.answer)
-        return out.getvalue()
-
-    def total_label(self) -> str:
-        """The first cell of the totals row: 'total', or what it sums when rows are hidden."""
-        if self.total_rows is None or len(self.total_rows) <= len(self.rows):
-            return "total"
-        return f"total of {len(self.total_rows):,}, {len(self.rows):,} shown"
-
-    def to_markdown(self) -> str:
-        return self.text(Format.markdown)
-
-    def to_csv(self) -> str:
-        return self.text(Format.csv)
-
-    def to_html(self) -> str:
-        return present.table_html(self.columns, self.rows, self.formats, self.totals, self.notes, self.title)
-
-    def _repr_html_(self) -> str:
-        return self.to_html()
-
-    def __str__(self) -> str:
-        return self.text()
-
-    __repr__ = __str__  # a Python prompt shows the table, as the terminal does
-
-
-STRIP_TRACES = 4  # traces a report on every trace draws strips of, at most
-
-
-@dataclass(repr=False)
-class ReportResult:
-    """A report's sections (the first is "main"), run with bound parameters."""
-
-    report: reportmod.Report
-    sections: dict[str, Result]
-    params: dict[str, Any]
-    labels: tuple[str, str] | None = None  # a comparison's traces: name, platform, device
-    names: tuple[str, str] | None = None  # a comparison's trace names
-    bounded: bool = True  # a table shows its first rows only (no limit was asked for)
-    # the report's timeline strips (its header's Strips:) as an HTML figure, drawn now, or on the
-    # first HTML rendering while the database is open (strips_later)
-    strips: str | None = None
-    strips_later: Callable[[], str] | None = None
-
-    def strips_html(self) -> str:
-        if self.strips is None and self.strips_later is not None:
-            try:
-                self.strips = self.strips_later()
-            except duckdb.ConnectionException:  # the database closed since: the page without them
-                self.strips = ""
-        return self.strips or ""
-
-    @property
-    def main(self) -> Result:
-        """The main table (or the one section asked for); sections are in the order they are shown."""
-        return self.sections[self.main_name]
-
-    @property
-    def main_name(self) -> str:
-        return "main" if "main" in self.sections else next(iter(self.sections))
-
-    def only(self, section: str) -> "ReportResult":
-        """The report with one of its sections."""
-        return ReportResult(self.report, {section: self[section]}, self.params, self.labels, self.names, self.bounded)
-
-    def __getitem__(self, section: str) -> Result:
-        if section not in self.sections:
-            self.report.section(section)  # says which sections the report has
-            raise TracedbError(f"section {section!r} of report {self.report.name} was not run "
-                               f"(sections run: {', '.join(self.sections)})")
-        return self.sections[section]
-
-    def df(self, section: str | None = None):
-        """A section (default: the main one) as a pandas DataFrame."""
-        return (self[section] if section else self.main).df()
-
-    def arrow(self, section: str | None = None):
-        return (self[section] if section else self.main).arrow()
-
-    @property
-    def rows(self) -> list[tuple]:
-        return self.main.rows
-
-    def to_html(self) -> str:
-        """The whole report as one self-contained page (tables and SVG charts)."""
-        return present.report_html(self.report, self._triples(), self.labels, self.names, self.strips_html())
-
-    def _repr_html_(self) -> str:
-        return present.report_html(self.report, self._triples(), self.labels, self.names, self.strips_html(),
-                                   page=False)
-
-    def text(self, fmt: Format | str = Format.table, width: int | None = None, wide: bool = False,
-             bounded: bool = True) -> str:
-        """The report as `tracedb report` prints it: a table per trace, a long table's first rows
-        with its totals over every row (bounded), csv, json, markdown or html."""
-        out = _Text(width)
-        present.print_report(self, fmt, out, wide, bounded and self.bounded)
-        return out.getvalue()
-
-    def to_markdown(self) -> str:
-        return self.text(Format.markdown)
-
-    def _triples(self) -> list[tuple[reportmod.Section, list[str], list[tuple]]]:
-        by_name = {s.name: s for s in self.report.sections}
-        return [(by_name[name], r.columns, r.rows) for name, r in self.sections.items()]
-
-    def __str__(self) -> str:
-        return self.text()
-
-    __repr__ = __str__
-
-
-class _Text(io.StringIO):
-    """A text buffer the table renderer treats as a terminal of a given width."""
-
-    def __init__(self, width: int | None):
-        super().__init__()
-        self.width = width
-
-
-def section_result(report: reportmod.Report, section: reportmod.Section, columns: list[str], rows: list[tuple],
-                   labels: tuple[str, str] | None) -> Result:
-    """A report section's rows as a Result, titled as the command line titles it."""
-    title = report.name if section.name == "main" else f"{report.name} · {section.name}"
-    # a section that leads with its answer (a lead column) needs no summary above its table
-    answered = any(c.lead for c in section.columns.values())
-    title += f" — A: {labels[0]}  vs  B: {labels[1]}" if labels else "" if answered else f": {section.summary}"
-    cols = section.columns
-    return Result(columns, rows, formats={c.name: c.format for c in cols.values()},
-                  totals=[c.name for c in cols.values() if c.total],
-                  notes=[c.name for c in cols.values() if c.note], title=title,
-                  wide=[c.name for c in cols.values() if c.wide],
-                  json_only=[c.name for c in cols.values() if c.json_only],
-                  lead=[c.name for c in cols.values() if c.lead and c.name in columns])
 
 
 class Rules:
@@ -455,44 +215,30 @@ class Database:
         return tracemod.find(self.con, name)
 
     def report(self, name: str, *, trace: str | None = None, vs: str | Sequence[str] | None = None,
-               phase: str | None = None, limit: int | None = None, section: str | None = None,
+               phase: str | None = None, limit: int | str | None = None, section: str | None = None,
                strips: bool | None = None, **params: Any) -> ReportResult:
         """Run a report (see tracedb.reports_available()); a comparison takes trace= and vs=.
         compare with several vs (vs=["b", "c"]) or a trace pattern (trace="h100_*") compares them
         all (the compare-many report); compare-many and trend take the traces as trace= and vs=.
         strips: draw the timeline strips of a report that has them now (True: for its HTML after
         the database closes), never (False), or on its first HTML rendering (None)."""
+        bound = reportmod.prepare(name, {"trace": trace, "vs": vs, "phase": phase, "limit": limit, **params},
+                                  section=section)
+        return self.run(bound, strips=strips)
+
+    def run(self, bound: reportmod.Bound, *, strips: bool | None = None) -> ReportResult:
+        """Run a report prepared by tracedb.reports.prepare (what report() does)."""
         with self._reading():
-            result = self._report(name, trace=trace, vs=vs, phase=phase, limit=limit, section=section, **params)
-        if result.report.strips and strips is not False:
+            result = bound.run(self.con)
+        if bound.report.strips and strips is not False:
             def draw() -> str:
                 with self._reading():
-                    return self._strips(result)
+                    return bound.strips(self.con, result)
             if strips:
                 result.strips = draw()
             else:
                 result.strips_later = draw
         return result
-
-    def _strips(self, result: ReportResult) -> str:
-        """The timeline strips of a report's traces: A and B, the trace asked for, or the first
-        STRIP_TRACES traces of its rows."""
-        from . import strips as stripsmod
-
-        values = result.params
-        compare = values.get("trace") is not None and values.get("vs") is not None
-        if compare:
-            wanted = [values["trace"], values["vs"]]
-        elif values.get("trace") is not None:
-            wanted = [values["trace"]]
-        else:
-            main = result.main
-            at = main.columns.index("trace") if "trace" in main.columns else None
-            wanted = list(dict.fromkeys(r[at] for r in main.rows))[:STRIP_TRACES] if at is not None else []
-        if not wanted:
-            return ""
-        return stripsmod.figure(self.con, [str(w) for w in wanted], step=values.get("step"),
-                                phase=values.get("phase"), min_gap_us=values.get("min_gap_us") or 20, compare=compare)
 
     def timeline_strips(self, traces: Sequence[str], *, step: int | None = None, phase: str | None = None,
                         min_gap_us: float = 20) -> str:
@@ -509,68 +255,13 @@ class Database:
         """A report whose rows past its limit fold into a last row (why), for each of several
         limits at the cost of about one run: {limit: its ReportResult}. What a terminal that
         shows as many findings as fit its screen asks for."""
-        report = reportmod.get(reportmod.route(name, trace, vs, params)[0])
-        if not report.limit_folds:
-            raise TracedbError(f"report {report.name}: its rows past --limit are not summed in a last row; "
-                               "run it once per limit")
+        bound = reportmod.prepare(name, {"trace": trace, "vs": vs, "phase": phase, **params}, section=section)
+        return self.run_by_limit(bound, limits)
+
+    def run_by_limit(self, bound: reportmod.Bound, limits: Sequence[int]) -> dict[int, ReportResult]:
+        """report_by_limit for a report prepared by tracedb.reports.prepare."""
         with self._reading():
-            return self._report(name, trace=trace, vs=vs, phase=phase, limit=max(limits), section=section,
-                                limits=list(limits), **params)
-
-    def _report(self, name: str, *, trace, vs, phase, limit, section, limits: list[int] | None = None,
-                **params: Any) -> Any:
-        params_limit = limit  # as given: a section --limit is not for says so
-        name, trace, vs, params = reportmod.route(name, trace, vs, params)
-        report = reportmod.get(name)
-        trace, vs = reportmod.one_trace(self.con, report, trace), reportmod.one_trace(self.con, report, vs)
-        values = reportmod.bind(report, {"trace": trace, "vs": vs, "phase": phase, "limit": limit, **params})
-        if section is not None:
-            report.section(section)  # one that exists
-        reportmod.check_trace(self.con, trace)
-        reportmod.check_trace(self.con, vs)
-        reportmod.check_traces(self.con, values.get("traces"))
-        reportmod.check_key(self.con, values)
-        two = report.compares and vs is not None
-        if report.compares:  # a comparison of no rows would not say which side lacks the phase
-            for named in (trace, vs):
-                reportmod.check_phase(self.con, named, phase)
-        labels = reportmod.trace_labels(self.con, values) if two else None
-        names = reportmod.trace_names(self.con, values) if two else None
-        if limits is not None:
-            # each as a run without --limit gives it: the report's own limit being n
-            return {n: self._result(report, {**values, "limit": n}, results, section, None, trace, phase, two,
-                                    labels, names)
-                    for n, results in reportmod.run_by_limit(self.con, report, values, limits).items()}
-        return self._result(report, values, reportmod.run(self.con, report, values), section, params_limit, trace,
-                            phase, two, labels, names)
-
-    def _result(self, report, values, results, section, given_limit, trace, phase, two, labels,
-                names) -> ReportResult:
-        """A report's ReportResult from its sections' rows."""
-        out = {}
-        # With --limit, the totals are still the whole result's: the limited sections run again
-        # without it, and their totals rows sum every row.
-        limit = values.get("limit")
-        limited = limit is not None and not report.limit_folds and any(
-            "$limit" in sec.sql and len(rows) >= limit for sec, _, rows in results)
-        # (a limit no result reaches, rather than NULL: some reports default to a limit of their own)
-        every = {sec.name: rows for sec, _, rows in reportmod.run(self.con, report, {**values, "limit": reportmod.ALL_ROWS})
-                 if "$limit" in sec.sql} if limited else {}
-        for sec, columns, rows in results:
-            if section in (None, sec.name):
-                out[sec.name] = section_result(report, sec, columns, rows, labels)
-                if given_limit is not None and "$limit" not in sec.sql:
-                    out[sec.name].title += " (every row: --limit is for the main table)"
-                if len(every.get(sec.name, rows)) > len(rows):
-                    out[sec.name].total_rows = every[sec.name]
-                if not rows and sec.name == "main" and trace is not None and not two:
-                    # an empty answer for a trace the user named says why
-                    out[sec.name].title = (f"{report.name}: no rows for {trace}: the report has rows for "
-                                           f"{report.rows_for or 'traces with kernels'}"
-                                           f"{f' in phase {phase}' if phase else ''}, and {trace} is not one")
-        leading = [s.name for s in report.sections if s.first and s.name in out]
-        out = {name: out[name] for name in leading + [n for n in out if n not in leading]}
-        return ReportResult(report, out, values, labels, names, bounded=given_limit is None)
+            return bound.run_by_limit(self.con, list(limits))
 
     # -- changes
     def load(self, path: str | Path, *, name: str | None = None, replace: bool = False,

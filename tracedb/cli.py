@@ -1,4 +1,4 @@
-"""The tracedb command line: a thin layer over tracedb.db, tracedb.ingest and tracedb.render."""
+"""The tracedb command line: a thin layer over tracedb.api, with tracedb.reports preparing a report from its options and tracedb.present showing what comes back."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from . import __version__, api, atomic, present, reports
 from .db import STORAGE_VERSION, default_path
 from .errors import Interrupted, TracedbError, is_interrupt
 from .render import PIPE_WIDTH, Format, output_width, printable
+from .results import ReportResult, Result
 
 # The modules behind one command are imported by that command (a tiny load pays for nothing else).
 
@@ -327,7 +328,7 @@ def _seconds(wait: float) -> float:
     return wait
 
 
-def _show(result: "api.Result", fmt: Format, wide: bool = False) -> None:
+def _show(result: Result, fmt: Format, wide: bool = False) -> None:
     present.write(result.columns, result.rows, fmt, sys.stdout, title=result.title, formats=result.formats, wide=wide)
 
 
@@ -415,7 +416,7 @@ def schema(
                 rows.append((obj, kind, "", "", described.get(obj, "")))
                 last = obj
             rows.append(("", kind, column, type_, description))
-        result = api.Result(result.columns, rows, title=result.title)
+        result = Result(result.columns, rows, title=result.title)
     _show(result, fmt)
 
 
@@ -474,28 +475,6 @@ class _ReportCommand(typer.core.TyperCommand):
         pass
 
 
-def _own_options(report: reports.Report, args: list[str]) -> dict[str, str]:
-    """The report's own options among the words typer did not know (--forward-passes 2 or
-    --forward-passes=2), by its header; any other word is one line naming it."""
-    wanted = {reports.flag(p.name): p.name for p in report.params.values()
-              if p.option and p.name not in reports.COMMON_OPTIONS}
-    out, words = {}, list(args)
-    while words:
-        word = words.pop(0)
-        option, eq, value = word.partition("=")
-        if option not in wanted:
-            known = f"; its own options: {', '.join(wanted)}" if wanted else ""
-            raise TracedbError(f"report {report.name}: no option {option!r}{known} (see: tracedb report --help)")
-        if eq and not value:
-            raise TracedbError(f"report {report.name}: {option} needs a value")
-        if not eq:
-            if not words or (words[0].startswith("--") and words[0] not in ("--",)):
-                raise TracedbError(f"report {report.name}: {option} needs a value")
-            value = words.pop(0)
-        out[wanted[option]] = value
-    return out
-
-
 @app.command("report", cls=_ReportCommand,
              context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def run_report(
@@ -530,37 +509,28 @@ def run_report(
     its tables titled with both traces (csv/json: plain rows; html: a self-contained page with
     the report's charts as inline SVG). A terminal table shows the first rows of a long result
     and says how many more there are (--limit N shows N, --format csv all)."""
-    name, trace, one_vs, given = reports.route(name, trace, vs, reports.parse_params(param))
-    report = reports.get(name)
-    limit = _limit(limit)
-    named = {"trace": trace, "vs": one_vs, "phase": phase, "limit": limit,
-             **reports.parse_params([f"{k}={v}" for k, v in _own_options(report, ctx.args).items()])}
-    clash = [k for k in given if k in named or (k in report.params and report.params[k].option)]
-    if clash:
-        raise TracedbError(f"--param {clash[0]}=...: use {reports.flag(clash[0])} instead")
+    bound = reports.prepare(name, {"trace": trace, "vs": vs, "phase": phase, "limit": _limit(limit)},
+                            params=reports.parse_params(param), words=ctx.args, section=section)
+    name = bound.report.name  # the report an alias names
     if show_sql:
-        if section is not None:
-            report.section(section)  # one that exists
-        script = reports.pasteable(report, reports.bind(report, {**named, **given}), section)
         if output is not None:
-            _write_report(output, _db_path(db), lambda: typer.echo(script))
+            _write_report(output, _db_path(db), lambda: typer.echo(bound.script()))
         else:
-            typer.echo(script)
+            typer.echo(bound.script())
         return
     if rules_file:
         with api.connect(_db_path(db), read_only=False, create=False) as database:
             _add_rules(database, rules_file)
     with api.connect(_db_path(db), wait=_seconds(wait)) as database:
-        own = reports.bind(report, {**named, **given}).get("limit")
-        if present.renderer(fmt).screen and output is None and limit is None and report.limit_folds \
+        own = bound.values.get("limit")
+        if present.renderer(fmt).screen and output is None and limit is None and bound.report.limit_folds \
                 and isinstance(own, int):
             # a terminal shows the findings that fit it: every shorter list is worked out at once
-            shorter = database.report_by_limit(name, list(range(own, 0, -1)), section=section,
-                                               **{k: v for k, v in named.items() if k != "limit"}, **given)
+            shorter = database.run_by_limit(bound, list(range(own, 0, -1)))
             result = _fit_screen(shorter[own], shorter.__getitem__, wide)
         else:
             # the timeline strips are drawn for an HTML page alone, while the database is open
-            result = database.report(name, section=section, strips=present.renderer(fmt).figures, **named, **given)
+            result = database.run(bound, strips=present.renderer(fmt).figures)
     if present.renderer(fmt).one_table and len(result.sections) > 1:  # a stream or a file each
         if output is None:
             rest = [n for n in result.sections if n != result.main_name]
@@ -577,8 +547,8 @@ def run_report(
         _print_report(result, fmt, wide, bounded=limit is None)
 
 
-def _fit_screen(result: "api.ReportResult", again: Callable[[int], "api.ReportResult"],
-                wide: bool) -> "api.ReportResult":
+def _fit_screen(result: ReportResult, again: Callable[[int], ReportResult],
+                wide: bool) -> ReportResult:
     """A report whose rows past its limit fold into a last row (why), shown on a terminal without
     --limit: as many rows as fit one screen, so that its first rows, the answer, are not scrolled
     away by its last (at least one row is kept). The rows that fit are counted on the table as
@@ -644,7 +614,7 @@ def _limit(text: str | None) -> int | str | None:
                                  param_hint="'--limit'") from None
 
 
-def _section_files(output: Path, result: "api.ReportResult") -> list[tuple[str, Path]]:
+def _section_files(output: Path, result: ReportResult) -> list[tuple[str, Path]]:
     """A file per section: the first at output, each other beside it as NAME.SECTION.SUFFIX
     (layer notes: NAME.layer_notes.csv)."""
     names = [result.main_name] + [n for n in result.sections if n != result.main_name]
@@ -681,7 +651,7 @@ def _write_reports(database: Path, writes: list[tuple[Path, Callable[[], None]]]
         say(f"tracedb: wrote {output}")
 
 
-def _print_report(result: "api.ReportResult", fmt: Format, wide: bool = False, bounded: bool = False) -> None:
+def _print_report(result: ReportResult, fmt: Format, wide: bool = False, bounded: bool = False) -> None:
     present.print_report(result, fmt, sys.stdout, wide, bounded)
 
 

@@ -20,6 +20,12 @@ STEP_COLUMNS = ("trace_id", "step", "span_ns", "work_ns", "replay_ns", "path_ns"
 EDGE_COLUMNS = ("trace_id", "step", "seq", "type", "bound", "weight_ns", "kind", "source", "event_id", "name")
 
 
+def for_report(con: duckdb.DuckDBPyConnection, values: dict) -> None:
+    """What the critical-path report's `-- Computed: critical_steps` runs: register() for its
+    parameters."""
+    register(con, values.get("trace"), values.get("step"), values.get("phase"), values.get("limit"))
+
+
 def register(con: duckdb.DuckDBPyConnection, trace: str | None = None, step: int | None = None,
              phase: str | None = None, limit: int | None = None) -> None:
     """Find the critical path of each window of a trace (windows(); every trace with host

@@ -75,7 +75,7 @@ def report_html(report, sections, labels, names, strips: str, page: bool = True)
 
 
 def print_report(result: Any, fmt: Format, out: TextIO, wide: bool = False, bounded: bool = False) -> None:
-    """Write a report (an api.ReportResult: its sections, labels and html) in a format: as a
+    """Write a report (a results.ReportResult: its sections, labels and html) in a format: as a
     whole where the format says so, else each section, a single trace's table per trace."""
     fmt = Format(fmt)
     whole = RENDERERS[fmt].report
@@ -87,7 +87,7 @@ def print_report(result: Any, fmt: Format, out: TextIO, wide: bool = False, boun
 
 
 def _section(r: Any, fmt: Format, out: TextIO, bounded: bool, by_side: bool, wide: bool = False) -> None:
-    """One section (an api.Result), a table per trace when its rows span several."""
+    """One section (a results.Result), a table per trace when its rows span several."""
     if not RENDERERS[fmt].for_people or not by_side or "trace" not in r.columns or not r.rows:
         _bounded(r.columns, r.rows, fmt, out, r.title, r.formats, r.totals, r.notes, bounded, wide, r.total_rows,
                  r.answer)

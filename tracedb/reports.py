@@ -1,5 +1,11 @@
 """Reports: the files sql/reports/<name>.sql, their headers, and running them with bound parameters.
 
+One way through, for the command line, the Python API and the dashboard alike:
+prepare(name, given) routes a name to its report (an alias's, a list of traces), binds and checks
+the given values once and returns a Bound; Bound.run(con) runs it into a results.ReportResult, and
+a renderer of tracedb.present shows that (Bound.script() is the same report as a script for a
+DuckDB shell).
+
 A report is one SELECT preceded by a header that documents it:
 
     -- Report: ops
@@ -50,9 +56,10 @@ from typing import Any, Callable
 
 import duckdb
 
-from . import charts, sqlfiles, store, traces
+from . import charts, critical_steps, savings, sqlfiles, store, strips as stripsmod, traces
 from .charts import Chart
 from .errors import TracedbError, reraise_interrupt
+from .results import ReportResult, Result
 
 FORMATS = ("text", "kernel", "count", "duration", "percent", "ratio", "bytes", "id", "number")
 FLAGS = ("total", "note", "json", "wide", "lead")
@@ -87,10 +94,11 @@ ALIAS_WHEN = ("patterns", "many")
 ALL_ROWS = 2 ** 62
 
 # What a report may have computed before its SQL runs ("-- Computed: NAME"): a walk SQL does not
-# express, registered on the connection as relations of its own (tracedb.critical_steps: the
-# critical path of each step, critical_steps and critical_edges; tracedb.savings: what fixing each part of
-# why saves, why_savings and why_together)
-COMPUTED = ("critical_steps", "savings")
+# express, registered on the connection as relations of its own by the module tracedb.NAME's
+# for_report(con, values) (tracedb.critical_steps: the critical path of each step, critical_steps
+# and critical_edges; tracedb.savings: what fixing each part of why saves, why_savings and
+# why_together)
+COMPUTED = {"critical_steps": critical_steps.for_report, "savings": savings.for_report}
 
 # Parameters every report that has them takes as options of their own on the command line.
 COMMON_OPTIONS = ("trace", "vs", "phase", "limit")
@@ -662,16 +670,10 @@ def run(con: duckdb.DuckDBPyConnection, report: Report, values: dict[str, Any]) 
 
 def compute(con: duckdb.DuckDBPyConnection, report: Report, values: dict[str, Any]) -> None:
     """Register on the connection what a report's header says tracedb computes before its SQL runs
-    (COMPUTED), for its parameters' values."""
-    if report.computed == "critical_steps":
-        from . import critical_steps
-
-        critical_steps.register(con, values.get("trace"), values.get("step"), values.get("phase"), values.get("limit"))
-    elif report.computed == "savings":
-        from . import savings
-
-        savings.register(con, values.get("trace"), values.get("vs"), values.get("phase"),
-                         values.get("min_gap_us", 20))
+    (COMPUTED: the module tracedb.NAME, whose for_report(con, values) takes the report's bound
+    parameters), for its parameters' values."""
+    if report.computed:
+        COMPUTED[report.computed](con, values)
 
 
 def run_by_limit(con: duckdb.DuckDBPyConnection, report: Report, values: dict[str, Any],
@@ -712,3 +714,171 @@ def _execute(con: duckdb.DuckDBPyConnection, report: Report, sql: str,
         message = " ".join(str(exc).split()).removeprefix("Invalid Input Error: ")
         raise TracedbError(f"report {report.name}: {message}") from None
     return [d[0] for d in cur.description], cur.fetchall()
+
+
+# -- One way through: a report's name and what was given become a Bound (routed, bound, checked
+# once), a Bound runs on a connection into a ReportResult, and a renderer of tracedb.present shows
+# that. The command line, the Python API and the dashboard all go this way.
+
+STRIP_TRACES = 4  # traces a report on every trace draws strips of, at most
+
+
+def own_words(report: Report, words: list[str]) -> dict[str, Any]:
+    """The report's own options among words a command line did not know (--forward-passes 2 or
+    --forward-passes=2), by its header; any other word is one line naming it."""
+    wanted = {flag(p.name): p.name for p in report.params.values() if p.option and p.name not in COMMON_OPTIONS}
+    out, words = {}, list(words)
+    while words:
+        word = words.pop(0)
+        option, eq, value = word.partition("=")
+        if option not in wanted:
+            known = f"; its own options: {', '.join(wanted)}" if wanted else ""
+            raise TracedbError(f"report {report.name}: no option {option!r}{known} (see: tracedb report --help)")
+        if eq and not value:
+            raise TracedbError(f"report {report.name}: {option} needs a value")
+        if not eq:
+            if not words or (words[0].startswith("--") and words[0] not in ("--",)):
+                raise TracedbError(f"report {report.name}: {option} needs a value")
+            value = words.pop(0)
+        out[wanted[option]] = value
+    return parse_params([f"{k}={v}" for k, v in out.items()])
+
+
+def prepare(name: str, given: dict[str, Any], *, params: dict[str, Any] | None = None,
+            words: list[str] | None = None, section: str | None = None) -> "Bound":
+    """The report to run for `name` and what was given, routed (an alias's report, a list of
+    traces), bound to its parameters and checked, once. given: options by name (trace, vs, phase,
+    limit and any parameter); params: the command line's -p KEY=VALUE, which may not name an
+    option; words: the command line's words it did not know, the report's own options."""
+    given = dict(given)
+    trace, vs = given.pop("trace", None), given.pop("vs", None)
+    name, trace, vs, routed = route(name, trace, vs, {**given, **(params or {})})
+    report = get(name)
+    own = own_words(report, words or [])
+    clash = [k for k in params or {} if k in COMMON_OPTIONS or k in own
+             or (k in report.params and report.params[k].option)]
+    if clash:
+        raise TracedbError(f"--param {clash[0]}=...: use {flag(clash[0])} instead")
+    if section is not None:
+        report.section(section)  # one that exists
+    values = bind(report, {"trace": trace, "vs": vs, **routed, **own})
+    return Bound(report, values, section, given.get("limit"))
+
+
+@dataclass
+class Bound:
+    """A report with its parameters bound and checked: what runs on a connection."""
+
+    report: Report
+    values: dict[str, Any]
+    section: str | None = None  # the one section asked for (None: every one)
+    given_limit: Any = None  # --limit as given (None: the report's own, and a table shows its first rows)
+
+    def script(self) -> str:
+        """The report's SQL as a script for a DuckDB shell (pasteable): what --show-sql prints."""
+        return pasteable(self.report, self.values, self.section)
+
+    def on(self, con: duckdb.DuckDBPyConnection) -> "Bound":
+        """The Bound with a pattern naming one trace replaced by that trace's name, once every
+        trace it names is found in the database (one line naming what is not)."""
+        report, values = self.report, dict(self.values)
+        if "trace" in values:
+            values["trace"] = one_trace(con, report, values["trace"])
+        if "vs" in values:
+            values["vs"] = one_trace(con, report, values["vs"])
+        check_trace(con, values.get("trace"))
+        check_trace(con, values.get("vs"))
+        check_traces(con, values.get("traces"))
+        check_key(con, values)
+        if report.compares:  # a comparison of no rows would not say which side lacks the phase
+            for named in (values.get("trace"), values.get("vs")):
+                check_phase(con, named, values.get("phase"))
+        return Bound(report, values, self.section, self.given_limit)
+
+    @property
+    def two(self) -> bool:
+        return self.report.compares and self.values.get("vs") is not None
+
+    def run(self, con: duckdb.DuckDBPyConnection) -> ReportResult:
+        """Run the report on a connection: its ReportResult."""
+        bound = self.on(con)
+        return bound._result(con, run(con, bound.report, bound.values), self.given_limit)
+
+    def run_by_limit(self, con: duckdb.DuckDBPyConnection, limits: list[int]) -> dict[int, ReportResult]:
+        """A report whose rows past its limit fold into a last row (why), for each of several
+        limits at the cost of about one run: {limit: its ReportResult}, each as a run without
+        --limit gives it (the report's own limit being that one)."""
+        if not self.report.limit_folds:
+            raise TracedbError(f"report {self.report.name}: its rows past --limit are not summed in a last row; "
+                               "run it once per limit")
+        bound = self.on(con)
+        bound.values["limit"] = max(limits)
+        return {n: Bound(bound.report, {**bound.values, "limit": n}, bound.section)._result(con, results, None)
+                for n, results in run_by_limit(con, bound.report, bound.values, list(limits)).items()}
+
+    def _result(self, con: duckdb.DuckDBPyConnection, results: list[tuple[Section, list[str], list[tuple]]],
+                given_limit: Any) -> ReportResult:
+        """The ReportResult of the sections' rows, titled as the command line titles them."""
+        report, values = self.report, self.values
+        trace, phase, two = values.get("trace"), values.get("phase"), self.two
+        labels = trace_labels(con, values) if two else None
+        names = trace_names(con, values) if two else None
+        # With --limit, the totals are still the whole result's: the limited sections run again
+        # without it, and their totals rows sum every row (a limit no result reaches, rather than
+        # NULL: some reports default to a limit of their own).
+        limit = values.get("limit")
+        limited = limit is not None and not report.limit_folds and any(
+            "$limit" in sec.sql and len(rows) >= limit for sec, _, rows in results)
+        every = {sec.name: rows for sec, _, rows in run(con, report, {**values, "limit": ALL_ROWS})
+                 if "$limit" in sec.sql} if limited else {}
+        out = {}
+        for sec, columns, rows in results:
+            if self.section not in (None, sec.name):
+                continue
+            out[sec.name] = section_result(report, sec, columns, rows, labels)
+            if given_limit is not None and "$limit" not in sec.sql:
+                out[sec.name].title += " (every row: --limit is for the main table)"
+            if len(every.get(sec.name, rows)) > len(rows):
+                out[sec.name].total_rows = every[sec.name]
+            if not rows and sec.name == "main" and trace is not None and not two:
+                # an empty answer for a trace the user named says why
+                out[sec.name].title = (f"{report.name}: no rows for {trace}: the report has rows for "
+                                       f"{report.rows_for or 'traces with kernels'}"
+                                       f"{f' in phase {phase}' if phase else ''}, and {trace} is not one")
+        leading = [s.name for s in report.sections if s.first and s.name in out]
+        out = {name: out[name] for name in leading + [n for n in out if n not in leading]}
+        return ReportResult(report, out, values, labels, names, bounded=given_limit is None)
+
+    def strips(self, con: duckdb.DuckDBPyConnection, result: ReportResult) -> str:
+        """The timeline strips of a report's traces as an HTML figure: A and B, the trace asked
+        for, or the first STRIP_TRACES traces of its rows."""
+        values = result.params
+        compare = values.get("trace") is not None and values.get("vs") is not None
+        if compare:
+            wanted = [values["trace"], values["vs"]]
+        elif values.get("trace") is not None:
+            wanted = [values["trace"]]
+        else:
+            main = result.main
+            at = main.columns.index("trace") if "trace" in main.columns else None
+            wanted = list(dict.fromkeys(r[at] for r in main.rows))[:STRIP_TRACES] if at is not None else []
+        if not wanted:
+            return ""
+        return stripsmod.figure(con, [str(w) for w in wanted], step=values.get("step"), phase=values.get("phase"),
+                             min_gap_us=values.get("min_gap_us") or 20, compare=compare)
+
+
+def section_result(report: Report, section: Section, columns: list[str], rows: list[tuple],
+                   labels: tuple[str, str] | None) -> Result:
+    """A report section's rows as a Result, titled as the command line titles it."""
+    title = report.name if section.name == "main" else f"{report.name} · {section.name}"
+    # a section that leads with its answer (a lead column) needs no summary above its table
+    answered = any(c.lead for c in section.columns.values())
+    title += f" — A: {labels[0]}  vs  B: {labels[1]}" if labels else "" if answered else f": {section.summary}"
+    cols = section.columns
+    return Result(columns, rows, formats={c.name: c.format for c in cols.values()},
+                  totals=[c.name for c in cols.values() if c.total],
+                  notes=[c.name for c in cols.values() if c.note], title=title,
+                  wide=[c.name for c in cols.values() if c.wide],
+                  json_only=[c.name for c in cols.values() if c.json_only],
+                  lead=[c.name for c in cols.values() if c.lead and c.name in columns])

@@ -245,6 +245,11 @@ def _sync_calls(graph: critical.Graph, gaps: list[Gap]) -> list[int]:
     return found
 
 
+def for_report(con: duckdb.DuckDBPyConnection, values: dict) -> None:
+    """What why's `-- Computed: savings` runs: register() for its parameters."""
+    register(con, values.get("trace"), values.get("vs"), values.get("phase"), values.get("min_gap_us", 20))
+
+
 def register(con: duckdb.DuckDBPyConnection, trace: str | None, vs: str | None, phase: str | None,
              min_gap_us: float = 20) -> None:
     """Replay the slower trace's steps once unchanged and once per part, and register why_savings
