@@ -208,3 +208,31 @@ def test_printing_a_report_shows_what_the_command_prints(bert, args):
         kw = {"trace": pair[1], "vs": pair[3]} if pair else {}
         result = db.report(name, limit=limit, **kw)
     assert result.text(width=120) == cli
+
+
+def test_a_prepared_report_is_what_every_caller_runs(bert):
+    """reports.prepare routes, binds and checks once, without a database: an alias's report for a
+    list of traces, a pattern kept for the database to resolve, an unknown option or a clash with
+    one refused at once; the Bound runs on a connection into what db.report gives, and its script
+    is what --show-sql prints."""
+    from tracedb import reports
+
+    many = reports.prepare("compare", {"trace": "h100_bert-small", "vs": ["mi300_bert-small", "h100_bert-small"]})
+    assert many.report.name == "compare-many" and many.values["traces"] == [
+        "h100_bert-small", "mi300_bert-small", "h100_bert-small"]
+    bound = reports.prepare("kernels", {"trace": "h100_*", "limit": 3})
+    assert bound.values["trace"] == "h100_*" and bound.values["limit"] == 3
+    with pytest.raises(tracedb.TracedbError, match="no option '--depth'"):
+        reports.prepare("compare", {}, words=["--depth", "2"])
+    with pytest.raises(tracedb.TracedbError, match="use --phase instead"):
+        reports.prepare("compare", {"trace": "a", "vs": "b"}, params={"phase": "decode"})
+    with pytest.raises(tracedb.TracedbError, match="has no section 'nope'"):
+        reports.prepare("compare", {"trace": "a", "vs": "b"}, section="nope")
+    with tracedb.connect(bert) as db:
+        ran = db.run(bound)
+        assert ran.params["trace"] == "h100_bert-small"  # the pattern's one trace
+        asked = db.report("kernels", trace="h100_bert-small", limit=3)
+        assert {n: r.rows for n, r in ran.sections.items()} == {n: r.rows for n, r in asked.sections.items()}
+    shown = run_cli("report", "kernels", "--trace", "h100_*", "--limit", "3", "--show-sql", db=bert,
+                    check=True).stdout
+    assert shown.rstrip("\n") == bound.script()
