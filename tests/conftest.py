@@ -40,6 +40,22 @@ os.environ["TRACEDB_CACHE"] = tempfile.mkdtemp(prefix="tracedb-test-cache-")
 atexit.register(shutil.rmtree, os.environ["TRACEDB_CACHE"], True)
 
 
+# A table's width is what a pipe gets when nothing says otherwise (render.PIPE_WIDTH), whoever
+# runs the tests: a terminal's $COLUMNS, or the 80 columns pytest-xdist gives its workers, would
+# change what the tests read.
+for _var in ("COLUMNS", "LINES"):
+    os.environ.pop(_var, None)
+
+# Workers of `-n auto` (pyproject.toml): one per core, at most this many (each builds the
+# session's databases of its own).
+MAX_WORKERS = 4
+
+
+def pytest_xdist_auto_num_workers(config):
+    return max(1, min(MAX_WORKERS, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                      else os.cpu_count() or 1))
+
+
 # Tests live in a folder per layer; each test is marked with its layer, and the end-to-end ones
 # (real processes, signals, browsers, notebooks, the whole corpus) also as slow:
 #     python -m pytest -m ingest            one layer

@@ -75,7 +75,7 @@ from urllib.parse import quote
 
 import duckdb
 
-from . import __version__, atomic, db, partition, scratch, snapshot
+from . import __version__, atomic, db, partition, scratch, snapshot, store
 from .errors import TracedbError, reraise_interrupt
 from .ingest.loader import LoadOutcome, default_name, trace_tables
 from .ingest.source import check_file, sha256_of
@@ -682,12 +682,18 @@ def open_lake(lake: str | Path) -> tuple[duckdb.DuckDBPyConnection, Path, snapsh
         con = db.open_db(file)
         try:
             snap = snapshot.take(lake, trace_tables(con))
-            _build_views(con, lake, list(snap.files))
+            cached = _views_cache(lake, list(snap.files))
+            if cached is None or not cached.is_file():
+                con.execute("BEGIN TRANSACTION")  # one commit for its hundreds of statements, not one each
+                _build_views(con, lake, list(snap.files))
+                con.execute("COMMIT")
         except duckdb.Error as exc:
             reraise_interrupt(exc)
             raise TracedbError(f"{lake}: cannot read the lake: {str(exc).strip().splitlines()[0][:300]}") from None
         finally:
             con.close()
+        if cached is not None:
+            _through_cache(file, cached)
         con = duckdb.connect(str(file), read_only=True)
         try:
             for table in list(snap.files):
@@ -702,6 +708,48 @@ def open_lake(lake: str | Path) -> tuple[duckdb.DuckDBPyConnection, Path, snapsh
         shutil.rmtree(folder, ignore_errors=True)
         raise
     return con, folder, snap
+
+
+def _views_cache(lake: Path, tables: list[str]) -> Path | None:
+    """Where the cache keeps the views file of a lake whose traces have rows in these tables:
+    it depends on nothing else than them, the lake's user rules and what a new database is built
+    from (store.template_fingerprint), so readers of a lake opened again and again build it once.
+    None when a rules file cannot be read (then it is built each time)."""
+    digest = hashlib.sha256(store.template_fingerprint().encode() + b"\0" + "\0".join(sorted(tables)).encode())
+    for kind in RULE_KINDS:
+        file = lake / kind.table / "user.parquet"
+        try:
+            digest.update(b"\0" + kind.table.encode() + b"\0" + (file.read_bytes() if file.is_file() else b""))
+        except OSError:
+            return None
+    return store.cache_dir() / f"{LAKE_VIEWS_PREFIX}{digest.hexdigest()[:20]}.duckdb"
+
+
+LAKE_VIEWS_PREFIX = "lake_views-"
+
+
+def _through_cache(file: Path, cached: Path) -> None:
+    """The views file at file from the cache when it is there (a copy), else file's into the
+    cache (whole or not at all: renamed into place; a cache that cannot be written is no error).
+    Views files unused for STALE_TEMPLATE_DAYS are removed, as templates are."""
+    if cached.is_file():
+        with contextlib.suppress(OSError):
+            shutil.copyfile(cached, file)
+            os.utime(cached)  # in use: not stale
+            return
+    with contextlib.suppress(OSError):
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        work = cached.parent / f".building-{os.getpid()}-{cached.name}"
+        try:
+            shutil.copyfile(file, work)
+            os.replace(work, cached)
+        finally:
+            work.unlink(missing_ok=True)
+        cutoff = time.time() - store.STALE_TEMPLATE_DAYS * 86400
+        for old in cached.parent.glob(f"{LAKE_VIEWS_PREFIX}*.duckdb"):
+            with contextlib.suppress(OSError):
+                if old != cached and old.stat().st_mtime < cutoff:
+                    old.unlink()
 
 
 DATA = "_lake_"  # a table's rows: a placeholder table in the scratch file, an Arrow dataset at open

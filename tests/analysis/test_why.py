@@ -15,6 +15,7 @@ import pytest
 import tracedb
 from conftest import run_cli
 from builders import ALL_REDUCE, GEMM, NORM, Built, stream
+from tracedb.reports import ALL_ROWS
 from tracedb.testing import frame_event, runtime_call
 
 US = 1000
@@ -299,9 +300,12 @@ PAIRS = [("h100_timesformer", "mi300_timesformer"), ("h100_falconsai-vit", "mi30
 @pytest.mark.parametrize("a, b", PAIRS)
 def test_real_pairs_add_up_and_each_next_command_runs(corpus_db, a, b):
     db = corpus_db
-    rows = _findings(db, "--trace", a, "--vs", b, "--limit", "12")
     with tracedb.connect(db) as con:
         span = {r["part"]: r for r in con.report("compare", trace=a, vs=b)["wall-clock"].records()}["span"]
+        # --limit 12, --limit all and the default (6), worked out in one run as the terminal's are
+        by_limit = con.report_by_limit("why", [12, ALL_ROWS, 6], trace=a, vs=b)
+    rows, every, shown = (by_limit[n].main.records() for n in (12, ALL_ROWS, 6))
+    assert rows == _findings(db, "--trace", a, "--vs", b, "--limit", "12")  # as the command line gives them
     gap = abs(span["a_ns"] - span["b_ns"])
     assert sum(r["at_stake_ns"] for r in rows) == gap
     # the slower side's losses first, what fixing saves first (else the time at stake), then where it
@@ -315,7 +319,6 @@ def test_real_pairs_add_up_and_each_next_command_runs(corpus_db, a, b):
     assert all(r["finding"].endswith("faster here") for r in rows[:-1] if r["at_stake_ns"] < 0)
     remainder = rows[-1]
     assert remainder["kind"] == "remainder" and "% of the gap" in remainder["finding"]
-    every = _findings(db, "--trace", a, "--vs", b, "--limit", "all")
     assert every[-1]["kind"] == "remainder" and every[-1]["at_stake_ns"] == 0 and len(every) > len(rows)
 
     def order(found: list[dict]) -> list[str]:
@@ -328,7 +331,6 @@ def test_real_pairs_add_up_and_each_next_command_runs(corpus_db, a, b):
     # the parts listed are the first of every part in that order, whatever the limit
     chosen = order(every)
     assert sorted(r["part"] for r in rows[:-1]) == sorted(chosen[:len(rows) - 1])
-    shown = _findings(db, "--trace", a, "--vs", b)  # the default: six parts
     assert len(shown) == 7 and sorted(r["part"] for r in shown[:-1]) == sorted(chosen[:6])
     alone = _findings(db, "--trace", a)
     for command in {r["next"] for r in rows} | {r["next"] for r in alone}:
