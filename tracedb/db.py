@@ -25,6 +25,7 @@ import dataclasses
 import functools
 import hashlib
 import os
+import stat
 import re
 import shutil
 import threading
@@ -82,8 +83,7 @@ def open_db(path: str | os.PathLike | None = None, *, read_only: bool = False,
     empty database (tracedb.template) rather than being built from the SQL files.
     """
     path = Path(path or default_path())
-    if path.is_dir():
-        raise TracedbError(f"{path}: is a directory, not a database file")
+    check_kind(path)
     if (read_only or not create) and not path.exists():
         raise TracedbError(f"{path}: no such database (load a trace first: tracedb load FILE --db {path})")
     check_header(path)
@@ -95,6 +95,27 @@ def open_db(path: str | os.PathLike | None = None, *, read_only: bool = False,
             if time.monotonic() >= deadline:
                 raise
             time.sleep(WAIT_POLL_SECONDS)
+
+
+# What a path that is not a regular file is, for the line that refuses it (reading a FIFO would
+# wait for a writer, a socket or device is never a database).
+_NODE_KINDS = ((stat.S_ISDIR, "is a directory"), (stat.S_ISFIFO, "is a FIFO (named pipe)"),
+               (stat.S_ISSOCK, "is a socket"), (stat.S_ISCHR, "is a character device"),
+               (stat.S_ISBLK, "is a block device"))
+
+
+def check_kind(path: Path) -> None:
+    """A TracedbError at once when path exists and is not a regular file (stat, which never
+    waits, rather than open, which waits on a FIFO for a writer)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise TracedbError(f"{path}: cannot look at it: {exc.strerror or exc}") from None
+    for test, kind in _NODE_KINDS:
+        if test(mode):
+            raise TracedbError(f"{path}: {kind}, not a database file")
 
 
 DUCKDB_MAGIC = (8, b"DUCK")  # a DuckDB file's header: a checksum, then these bytes

@@ -10,7 +10,6 @@ system or a bucket mounted alike), and the workers need tracedb (pip install tra
 
 from __future__ import annotations
 
-import multiprocessing
 import threading
 import uuid
 from concurrent.futures import as_completed
@@ -21,7 +20,7 @@ from typing import Callable
 from . import lake as lakemod
 from .errors import TracedbError
 from .ingest.loader import LoadOutcome, default_name
-from .parallel import (cores, end_relay, relay, size_of, stop, without_main_module, worker_pool,
+from .parallel import (cores, end_relay, relay, size_of, spawn_context, stop, without_main_module, worker_pool,
                        worker_progress)
 
 Landed = Callable[[LoadOutcome], None]
@@ -80,7 +79,7 @@ def _distinct_names(paths: list[Path], name: str | None, failed: Failed) -> list
 def _on_pool(lake: Path, paths: list[Path], jobs: int, replace: bool, meta: dict | None,
              progress, landed: Landed, failed: Failed) -> None:
     jobs = min(jobs, len(paths))
-    context = multiprocessing.get_context("spawn")
+    context = spawn_context()
     queue = context.SimpleQueue()
     listener = threading.Thread(target=relay, args=(queue, progress), daemon=True)
     listener.start()

@@ -177,7 +177,7 @@ def load_files(con: duckdb.DuckDBPyConnection, paths: list[Path], *, jobs: int, 
     rules = partition.user_rules(con)
     jobs = max(1, min(jobs, len(paths)))
     threads = max(1, cores() // jobs)
-    context = multiprocessing.get_context("spawn")
+    context = spawn_context()
     queue = context.SimpleQueue()
     listener = threading.Thread(target=relay, args=(queue, progress), daemon=True)
     listener.start()
@@ -216,6 +216,25 @@ def load_files(con: duckdb.DuckDBPyConnection, paths: list[Path], *, jobs: int, 
         pool.shutdown(wait=True, cancel_futures=True)
         end_relay(queue, listener)
         shutil.rmtree(work, ignore_errors=True)
+
+
+def spawn_context():
+    """multiprocessing's spawn context, its resource tracker started with its standard error on
+    the null device. The tracker outlives a command killed outright (SIGKILL) until its workers
+    are gone, then unlinks the semaphores the command left and says so ("leaked semaphore
+    objects"): on the user's terminal, after the prompt came back. What it cleans up is the
+    command's own, so that line is the tracker's business, not the user's."""
+    from multiprocessing import resource_tracker
+
+    saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 2)  # the tracker inherits this process's standard error when it starts
+        resource_tracker.ensure_running()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(null)
+    return multiprocessing.get_context("spawn")
 
 
 def worker_pool(jobs: int, context, queue) -> ProcessPoolExecutor:

@@ -279,3 +279,33 @@ def test_settings_come_back_even_unlimited_and_after_a_commit_the_block_made(con
             con.execute("COMMIT")
             raise KeyboardInterrupt
     assert con.execute("SELECT count(*) FROM kept").fetchone()[0] == 0
+
+
+def test_a_fifo_socket_device_or_directory_as_the_database_is_one_line_at_once(tmp_path):
+    """A path that is not a regular file is refused by its kind before anything opens it: a FIFO
+    would hold the command until some writer opened it."""
+    import os
+    import socket
+
+    nodes = {tmp_path / "dir": "is a directory"}
+    (tmp_path / "dir").mkdir()
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(tmp_path / "fifo")
+        nodes[tmp_path / "fifo"] = "is a FIFO (named pipe)"
+    if hasattr(socket, "AF_UNIX"):
+        sock = socket.socket(socket.AF_UNIX)
+        sock.bind(str(tmp_path / "sock"))
+        nodes[tmp_path / "sock"] = "is a socket"
+    if Path("/dev/null").exists():
+        nodes[Path("/dev/null")] = "is a character device"
+    if len(nodes) < 4:
+        pytest.skip("this system cannot make a FIFO or a socket")
+    for node, kind in nodes.items():
+        commands = [["ls"], ["sql", "SELECT 1"], ["report", "summary"], ["load", str(KINETO[0])], ["rm", "x"],
+                    ["export", str(tmp_path / "out")]]
+        for argv in commands if "fifo" not in node.name else [["ls"]] + commands:
+            # a FIFO in a process of its own: were it opened, the run would wait (until the timeout)
+            run = run_cli(*argv, db=node, process="fifo" in node.name and argv == ["ls"])
+            assert run.returncode == 1 and run.stderr == f"tracedb: error: {node}: {kind}, not a database file\n", \
+                (argv, node, run.stderr)
+    assert not (tmp_path / "out").exists()
