@@ -148,8 +148,7 @@ def _load_lake(lake: Path, files: list[Path], db: Optional[Path], name, replace:
             on_outcome=progress.landed, on_error=progress.failed)
     if done.outcomes:
         _show(done.result(), fmt)
-    if done.failures:
-        say(f"tracedb: {len(done.failures)} of {len(files)} file(s) not loaded (see the errors above)")
+    if done.failures:  # each said in its line, as a database load says them
         raise typer.Exit(1)
 
 

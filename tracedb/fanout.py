@@ -100,14 +100,38 @@ def _on_pool(lake: Path, paths: list[Path], jobs: int, replace: bool, meta: dict
         end_relay(queue, listener)
 
 
+SCHEDULER_TIMEOUT = 20  # seconds to reach a Dask scheduler
+
+
+def _check_reachable(scheduler: str) -> None:
+    """One line at once when nothing listens at a tcp:// or tls:// scheduler's address (Dask's
+    client would try again until its timeout): a plain connection to the host and port, which a
+    closed port refuses straight away."""
+    import socket
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(scheduler if "://" in scheduler else f"tcp://{scheduler}")
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return  # Dask says what is wrong with it
+    if parts.scheme not in ("tcp", "tls") or not host or not port:
+        return
+    try:
+        socket.create_connection((host, port), timeout=SCHEDULER_TIMEOUT).close()
+    except OSError as exc:
+        raise TracedbError(f"cannot reach the Dask scheduler {scheduler}: {exc.strerror or exc}") from None
+
+
 def _on_dask(scheduler: str, lake: Path, paths: list[Path], replace: bool, meta: dict | None,
              landed: Landed, failed: Failed) -> None:
     try:
         from distributed import Client, as_completed as dask_completed
     except ImportError:
         raise TracedbError("--scheduler needs Dask: pip install 'tracedb[dask]'") from None
+    _check_reachable(scheduler)
     try:
-        client = Client(scheduler, timeout="20s")
+        client = Client(scheduler, timeout=f"{SCHEDULER_TIMEOUT}s")
     except (OSError, TimeoutError, ValueError) as exc:
         raise TracedbError(f"cannot reach the Dask scheduler {scheduler}: {' '.join(str(exc).split())[:200]}") \
             from None

@@ -54,8 +54,8 @@ WITH found AS (
     -- every simulated part at once: the slower side's prediction beside the other side's measure
     SELECT '; every part at the other side''s times: ' || _why_time(predicted_ns) || ' against '
            || _why_time(other_ns) || ' measured there ('
-           || printf('%+.1f', 100 * (predicted_ns - other_ns) / nullif(other_ns, 0)) || ' %; '
-           || printf('%.0f', 100 * (slow_ns - predicted_ns) / nullif(slow_ns - other_ns, 0)) || ' % of the gap explained)'
+           || printf('%+.1f', 100.0 * (predicted_ns - other_ns) / nullif(other_ns, 0)) || ' %; '
+           || printf('%.0f', 100.0 * (slow_ns - predicted_ns) / nullif(slow_ns - other_ns, 0)) || ' % of the gap explained)'
            AS said
     FROM why_together WHERE (SELECT count(*) FROM why_savings WHERE saves_ns > 0) > 0
 )

@@ -79,13 +79,14 @@ WITH a AS MATERIALIZED (
     WHERE o.ts_ns - o.prev_end >= greatest(coalesce(min_gap_ns, 1), 1)
 ), frames AS MATERIALIZED (
     -- the innermost frame holding 80 % of the host's part (the latest to start of those); each such
-    -- frame holds the part's midpoint, so the frames holding it are the candidates (core.intervals)
+    -- frame holds the part's midpoint, so the frames holding it are the candidates (core.intervals);
+    -- 80 % is worked out dividing first: a part near 2^62 ns times 4 would leave BIGINT
     SELECT g.trace_id, g.start_ns, g.host_lo, g.host_hi,
            arg_max({'name': f.name, 'python_id': f.python_id, 'pid': f.pid, 'tid': f.tid,
                     'lo': greatest(f.ts_ns, g.host_lo), 'hi': least(f.ts_ns + f.dur_ns, g.host_hi)},
                    (f.ts_ns, -f.dur_ns, f.event_id)) AS f
     FROM (SELECT trace_id, start_ns, host_lo, host_hi, launch_pid, launch_tid, (host_lo + host_hi) // 2 AS mid_ns,
-                 unnest(stab_levels((host_hi - host_lo) * 4 // 5, (SELECT max(dur_ns) FROM python_functions
+                 unnest(stab_levels((host_hi - host_lo) // 5 * 4 + (host_hi - host_lo) % 5 * 4 // 5, (SELECT max(dur_ns) FROM python_functions
                                                                    WHERE trace_id IN (SELECT trace_id FROM g)))) AS lvl
           FROM g) g
     JOIN (SELECT trace_id, event_id, name, python_id, pid, tid, ts_ns, dur_ns, stab_level(dur_ns) AS lvl,

@@ -597,7 +597,7 @@ SELECT w.rank, w.shown_kind AS kind, w.finding, w.stake::BIGINT AS at_stake_ns, 
            CASE WHEN trace_b IS NULL THEN w.slow_name || '''s span is ' || _why_time(sp.a_span)
                 ELSE w.slow_name || ' is ' || _why_time(abs(sp.a_span - sp.b_span)) || ' slower than '
                      || CASE w.slow WHEN 'A' THEN n.b_name ELSE n.a_name END || ' ('
-                     || printf('%.1f', 100 * abs(sp.a_span - sp.b_span) / nullif(least(sp.a_span, sp.b_span), 0)) || ' %)' END
+                     || printf('%.1f', 100.0 * abs(sp.a_span - sp.b_span) / nullif(least(sp.a_span, sp.b_span), 0)) || ' %)' END
            || CASE WHEN w.stake > 0 THEN '; first fix: ' || w.shown_kind || coalesce(' in ' || w."where", '') || ', '
                                          || _why_time(w.stake) || CASE WHEN trace_b IS NULL THEN ' above its ideal' ELSE ' at stake' END
                    ELSE '; no single part explains it' END END AS answer
@@ -610,7 +610,7 @@ SELECT (SELECT count(*) FROM listed) + 1, 'remainder',
             THEN 'The rest of ' || r.s_name || '''s span: kernel time at the roofline, operations the roofline does not model, and kernels at once'
             ELSE 'What no finding above explains: ' || _why_time(r.unlisted) || ' in smaller parts where '
                  || r.s_name || ' is slower, less ' || _why_time(-r.offsets) || ' where it is faster'
-                 || ' (' || printf('%.1f', 100 * abs(r.stake) / nullif(abs(r.a_span - r.b_span), 0)) || ' % of the gap)' END
+                 || ' (' || printf('%.1f', 100.0 * abs(r.stake) / nullif(abs(r.a_span - r.b_span), 0)) || ' % of the gap)' END
        || CASE WHEN r.more_parts > 0 THEN '; ' || r.more_parts || ' more part(s): --limit all' ELSE '' END,
        r.stake::BIGINT, (r.stake / r.s_steps)::BIGINT, NULL, r.s_name, NULL, NULL, NULL, NULL,
        (SELECT first(hint ORDER BY rank) FROM _why_hints_ordered WHERE kind = 'remainder'),
