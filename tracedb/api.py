@@ -31,7 +31,7 @@ from . import db as dbmod
 from . import atomic, snapshot, store
 from . import reports as reportmod
 from . import traces as tracemod
-from .errors import Interrupted, TracedbError, is_interrupt
+from .errors import Interrupted, TracedbError, damaged, is_damage, is_interrupt
 from .results import ReportResult, Result
 
 if TYPE_CHECKING:  # the loader is imported by the calls that load (a report needs none of it)
@@ -140,9 +140,15 @@ class Database:
         its files (tracedb.snapshot) nothing a load does later reaches them; where it reads by path,
         a load that replaces or removes a trace swaps its files under the reader, so their identity
         is checked before the read and after it, and a change is one line saying which trace
-        changed (whatever the read made of the swap, an error or rows, is then not given)."""
+        changed (whatever the read made of the swap, an error or rows, is then not given). A
+        damaged database file met by the read is one line naming it."""
         if self.lake is None:
-            yield
+            try:
+                yield
+            except duckdb.Error as exc:
+                if not is_damage(exc):
+                    raise
+                raise TracedbError(damaged(self.path, exc)) from None
             return
         self._check_lake()
         try:
@@ -171,6 +177,8 @@ class Database:
                 from .errors import reraise_interrupt
 
                 reraise_interrupt(exc)
+                if is_damage(exc):
+                    raise  # said with the file's name by _reading
                 raise TracedbError(f"SQL error: {' '.join(str(exc).split())}") from None
 
     # -- questions

@@ -16,7 +16,7 @@ import typer.core
 
 from . import __version__, api, atomic, present, reports
 from .db import STORAGE_VERSION, default_path
-from .errors import Interrupted, TracedbError, is_interrupt
+from .errors import Interrupted, TracedbError, damaged, is_damage, is_interrupt
 from .render import PIPE_WIDTH, Format, output_width, printable
 from .results import ReportResult, Result
 
@@ -50,7 +50,13 @@ RulesOption = Annotated[Optional[Path], typer.Option(
                     "before the built-in ones (see: tracedb rules --help).", show_default=False)]
 
 def _db_path(db: Optional[Path]) -> Path:
-    return Path(db) if db else Path(default_path())
+    global _database
+    _database = Path(db) if db else Path(default_path())
+    return _database
+
+
+# The database the command works on, for the line a damaged file found mid-command gives.
+_database: Optional[Path] = None
 
 
 @app.command()
@@ -753,6 +759,12 @@ def main() -> None:
             raise
         say("tracedb: interrupted, database unchanged")
         sys.exit(_exit_interrupted)
+    except duckdb.Error as exc:
+        if not is_damage(exc):
+            raise
+        # a damaged block met after the file opened (a query, a load's commit): one line too
+        say(f"tracedb: error: {damaged(_database or Path('the database'), exc)}")
+        sys.exit(1)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except (typer.Abort, EOFError):

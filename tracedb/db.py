@@ -37,7 +37,7 @@ import duckdb
 
 from . import modules, rebuild, scratch, sqlfiles, store
 from .store import run_script, transaction
-from .errors import TracedbError, is_interrupt, reraise_interrupt
+from .errors import TracedbError, damaged, is_damage, is_interrupt, reraise_interrupt
 
 DEFAULT_DB = "tracedb.duckdb"
 STORAGE_VERSION = "v1.4.0"  # the oldest DuckDB release whose readers must open our files
@@ -141,7 +141,13 @@ def _open(path: Path, read_only: bool, memory_limit: str | None, storage: str | 
           template: bool) -> duckdb.DuckDBPyConnection:
     con = _connect(path, read_only, memory_limit, storage, template)
     if read_only:
-        if _needs_upgrade(con):
+        try:
+            stale = _needs_upgrade(con)
+        except duckdb.Error as exc:  # the file opened, but what it holds cannot be read
+            con.close()
+            reraise_interrupt(exc)
+            raise TracedbError(damaged(path, exc)) from None
+        if stale:
             con.close()
             # upgrade (the views, never the stored facts: a reader does not re-derive), then reopen read-only
             _connect(path, False, memory_limit, storage, derive=False).close()
@@ -202,6 +208,9 @@ def _connect(path: Path, read_only: bool, memory_limit: str | None, storage: str
                     _remove_partial(path)
                     raise
                 _not_created(path, exc)
+            if is_damage(exc):
+                _writers.pop(key, None)
+                raise TracedbError(damaged(path, exc)) from None
             raise
     return con
 

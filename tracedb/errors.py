@@ -34,3 +34,22 @@ def reraise_interrupt(exc: BaseException) -> None:
     bad file (and a fallback that reads the whole file again)."""
     if is_interrupt(exc):
         raise KeyboardInterrupt from None
+
+
+# What DuckDB says of a file it opened but cannot read (a corrupt block, a truncated file).
+_DAMAGE = ("Corrupt database file", "does not match stored checksum", "Could not read enough bytes",
+           "Could not read all bytes")
+
+
+def is_damage(exc: BaseException) -> bool:
+    """A DuckDB error saying the database file itself is damaged (not the query that met it).
+    Code that turns DuckDB errors into lines of its own lets these through, so that the line
+    names the file (tracedb.db opening it, the command line after)."""
+    return isinstance(exc, duckdb.Error) and any(sign in str(exc) for sign in _DAMAGE)
+
+
+def damaged(path, exc: BaseException) -> str:
+    """The line for a damaged database: the file and DuckDB's reason."""
+    reason = " ".join(str(exc).split()) or type(exc).__name__
+    return f"{path}: the database cannot be read: {reason[:300]}"
+

@@ -28,7 +28,7 @@ import duckdb
 
 from . import __version__, atomic, db, facts, store
 from .partition import insert as insert_partition
-from .errors import TracedbError, reraise_interrupt
+from .errors import TracedbError, is_damage, reraise_interrupt
 from .ingest.loader import LoadOutcome, check_existing, delete_trace, trace_tables
 from .lake import DATA as LAKE_DATA
 from .traces import find as find_trace
@@ -81,6 +81,8 @@ def export(con: duckdb.DuckDBPyConnection, out: Path, names: list[str] | None = 
         with atomic.directory(out) as partial:
             files = _write(con, partial, traces)
     except (OSError, duckdb.Error) as exc:
+        if is_damage(exc):  # the database's fault, not the export's: said with its name
+            raise
         raise TracedbError(f"{out}: cannot export: {' '.join(str(exc).split())[:300]}") from None
     return Exported(len(traces), files, out)
 

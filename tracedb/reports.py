@@ -58,7 +58,7 @@ import duckdb
 
 from . import charts, critical_steps, savings, sqlfiles, store, strips as stripsmod, traces
 from .charts import Chart
-from .errors import TracedbError, reraise_interrupt
+from .errors import TracedbError, is_damage, reraise_interrupt
 from .results import ReportResult, Result
 
 FORMATS = ("text", "kernel", "count", "duration", "percent", "ratio", "bytes", "id", "number")
@@ -710,6 +710,8 @@ def _execute(con: duckdb.DuckDBPyConnection, report: Report, sql: str,
         cur = con.execute(sql, store.used_params(sql, values))
     except duckdb.Error as exc:
         reraise_interrupt(exc)
+        if is_damage(exc):  # the database's fault, not the report's: said with its name
+            raise
         # error() in a report's SQL raises Invalid Input: its message is meant for the user as is
         message = " ".join(str(exc).split()).removeprefix("Invalid Input Error: ")
         raise TracedbError(f"report {report.name}: {message}") from None

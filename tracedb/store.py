@@ -22,7 +22,7 @@ from typing import Callable
 import duckdb
 
 from . import atomic, sqlfiles
-from .errors import TracedbError, reraise_interrupt
+from .errors import TracedbError, is_damage, reraise_interrupt
 
 # The session variable that scopes the analysis views to the trace being derived (tracedb.facts,
 # the _in_scope macro of sql/modules/core/events.sql).
@@ -132,6 +132,8 @@ def transaction(con: duckdb.DuckDBPyConnection, failure: str):
         _raise_fatal(con, exc, failure)
         rollback(con)
         reraise_interrupt(exc)
+        if is_damage(exc):  # the file's fault, said with its name by whoever opened it
+            raise
         raise TracedbError(f"{failure}: {one_line(exc)}") from None
     except BaseException:
         rollback(con)
@@ -147,12 +149,16 @@ def one_line_errors(con: duckdb.DuckDBPyConnection, failure: str):
     except duckdb.Error as exc:
         _raise_fatal(con, exc, failure)
         reraise_interrupt(exc)
+        if is_damage(exc):  # the file's fault, said with its name by whoever opened it
+            raise
         raise TracedbError(f"{failure}: {one_line(exc)}") from None
 
 
 def _raise_fatal(con: duckdb.DuckDBPyConnection, exc: duckdb.Error, failure: str) -> None:
     if is_fatal(exc):  # e.g. the disk filled during the commit's checkpoint
         _invalidated[con] = one_line(exc, 200)
+        if is_damage(exc):  # a damaged file met mid-transaction: said with the file's name
+            raise exc
         raise TracedbError(f"{failure}: {one_line(exc)}; the database opens again with every trace "
                            "committed (free some space and load the file again)") from None
 

@@ -309,3 +309,48 @@ def test_a_fifo_socket_device_or_directory_as_the_database_is_one_line_at_once(t
             assert run.returncode == 1 and run.stderr == f"tracedb: error: {node}: {kind}, not a database file\n", \
                 (argv, node, run.stderr)
     assert not (tmp_path / "out").exists()
+
+
+def test_a_damaged_database_is_one_line_naming_it_in_every_command(tmp_path):
+    """A database file cut short, or with a block overwritten, wherever DuckDB meets the damage
+    (opening it, reading a table, a transaction of load or rm, an export): one line naming the
+    file and DuckDB's reason, exit 1, no traceback."""
+    import shutil
+
+    good = tmp_path / "good.duckdb"
+    run_cli("load", KINETO[0], db=good, check=True)
+    size = good.stat().st_size
+    work = tmp_path / "t.duckdb"
+
+    def damaged_at(offset: int | None) -> Path:
+        shutil.copyfile(good, work)
+        with open(work, "r+b") as f:
+            if offset is None:
+                f.truncate(size - 1)
+            else:
+                f.seek(offset)
+                f.write(b"\xff" * 4096)
+        return work
+
+    def said(argv: list[str]) -> str | None:
+        shutil.rmtree(tmp_path / "out", ignore_errors=True)
+        run = run_cli(*argv, db=work)
+        if run.returncode == 0:
+            return None
+        assert run.returncode == 1 and "Traceback" not in run.stderr, (argv, run.stderr)
+        lines = run.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"tracedb: error: {work}: "), (argv, run.stderr)
+        return lines[0]
+
+    seen = {}
+    for offset in [None, *range(3 * 4096, size - 4096, 256 * 1024)]:
+        damaged_at(offset)
+        line = said(["report", "kernels"])
+        if line:
+            seen.setdefault("at open" if "cannot open database" in line else "later", offset)
+    assert set(seen) == {"at open", "later"}, seen  # both kinds of damage were met
+    for offset in seen.values():
+        for argv in (["load", str(KINETO[1])], ["rm", KINETO[0].name.split(".")[0]], ["export", str(tmp_path / "out")],
+                     ["sql", "SELECT count(*) FROM kernels"], ["ls"]):
+            damaged_at(offset)
+            said(argv)
