@@ -10,6 +10,8 @@ system or a bucket mounted alike), and the workers need tracedb (pip install tra
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import threading
 import uuid
 from concurrent.futures import as_completed
@@ -126,6 +128,7 @@ def _check_reachable(scheduler: str) -> None:
 def _on_dask(scheduler: str, lake: Path, paths: list[Path], replace: bool, meta: dict | None,
              landed: Landed, failed: Failed) -> None:
     try:
+        import distributed
         from distributed import Client, as_completed as dask_completed
     except ImportError:
         raise TracedbError("--scheduler needs Dask: pip install 'tracedb[dask]'") from None
@@ -135,18 +138,80 @@ def _on_dask(scheduler: str, lake: Path, paths: list[Path], replace: bool, meta:
     except (OSError, TimeoutError, ValueError) as exc:
         raise TracedbError(f"cannot reach the Dask scheduler {scheduler}: {' '.join(str(exc).split())[:200]}") \
             from None
+    # the client logs its attempts to reconnect to a scheduler that died, tracebacks and all: what
+    # became of each file is said below, one line each
+    quiet = [logging.getLogger(n) for n in ("distributed", "distributed.client", "distributed.core")]
+    levels = [log.level for log in quiet]
+    for log in quiet:
+        log.setLevel(logging.CRITICAL + 1)
+    lost: list[Path] = []
     try:
         # one plain task per file; pure=False: a file loaded again is a new task, not a cached result
         run = uuid.uuid4().hex[:8]
         futures = {client.submit(task, str(Path(p).resolve()), str(lake.resolve()), None, replace, meta,
                                  pure=False, key=f"tracedb-load-{run}-{i}-{Path(p).name}"): Path(p)
                    for i, p in enumerate(paths)}
-        # a worker lost, a task killed: the file fails, the others go on
-        _land(futures, dask_completed(futures), Exception,
-              lambda exc: f"the Dask task failed: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}",
-              landed, failed)
+        # a worker lost, a task killed: the file fails, the others go on; the scheduler gone: what
+        # the lake holds of the files not heard of is looked up after
+        heard: set[Path] = set()
+        try:
+            for future in dask_completed(futures):
+                path = futures[future]
+                heard.add(path)
+                try:
+                    landed(future.result())
+                except TracedbError as exc:
+                    failed(path, str(exc))
+                except Exception as exc:
+                    if _scheduler_gone(exc, distributed):
+                        lost.append(path)
+                    else:
+                        failed(path, f"{path}: the Dask task failed: {type(exc).__name__}: "
+                                     f"{' '.join(str(exc).split())[:200]}")
+        except Exception as exc:  # the iteration itself lost the scheduler
+            if not _scheduler_gone(exc, distributed):
+                raise
+        lost += [p for p in futures.values() if p not in heard]
     finally:
-        client.close()
+        with contextlib.suppress(Exception):
+            client.close(timeout=2)
+        for log, level in zip(quiet, levels):
+            log.setLevel(level)
+    for path in lost:
+        _after_the_scheduler(lake, path, landed, failed)
+
+
+def _scheduler_gone(exc: BaseException, distributed) -> bool:
+    """The client lost its scheduler (it died, or the network to it): the task's fate is unknown."""
+    from distributed.client import FutureCancelledError
+
+    text = str(exc)
+    return (isinstance(exc, (distributed.comm.CommClosedError, OSError, TimeoutError))
+            or (isinstance(exc, FutureCancelledError) and "scheduler" in text)
+            or "scheduler-connection-lost" in text)
+
+
+def _after_the_scheduler(lake: Path, path: Path, landed: Landed, failed: Failed) -> None:
+    """A file whose task the client lost with its scheduler: loaded when the lake holds a trace of
+    its name and content (its task committed it before the scheduler died), else one line."""
+    import pyarrow.parquet as pq
+
+    from .ingest.source import sha256_of
+
+    name = default_name(path)
+    file = lake / "traces" / lakemod.folder_of(name) / "data.parquet"
+    try:
+        rows = pq.read_table(file).to_pylist() if file.is_file() else []
+        digest = sha256_of(path) if rows else None
+    except (OSError, ValueError):
+        rows, digest = [], None
+    row = next((r for r in rows if r.get("sha256") == digest), None)
+    if row is None:
+        failed(path, f"{path}: not loaded: the Dask scheduler went away before its task finished")
+        return
+    landed(LoadOutcome(path, name, "loaded", row["trace_id"], row["event_count"] or 0, row["rejected_count"] or 0,
+                       bool(row["complete"]), row["problem"], row["platform"], row["load_seconds"] or 0.0,
+                       row["file_bytes"] or 0))
 
 
 def _land(files_of: dict, completed, lost: type[BaseException], why: Callable[[BaseException], str],

@@ -3,6 +3,12 @@ its partition to the lake."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
 import pytest
 
 import tracedb
@@ -59,3 +65,53 @@ def test_scheduler_errors_are_one_line(tmp_path):
     assert proc.stderr.count("\n") == 1
     proc = run_cli("load", KINETO[0], "--scheduler", "tcp://127.0.0.1:9", db=tmp_path / "x.duckdb")
     assert proc.returncode == 1 and "add --lake DIR" in proc.stderr and not (tmp_path / "x.duckdb").exists()
+
+
+def _started(argv: list[str], says: str) -> tuple[subprocess.Popen, str]:
+    """A process started, once a line of its standard error says says; (process, that line)."""
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    for line in proc.stderr:
+        if says in line:
+            threading.Thread(target=proc.stderr.read, daemon=True).start()  # the rest, unread
+            return proc, line
+    raise AssertionError(f"{argv[2]} ended without saying {says!r}")
+
+
+def test_a_scheduler_dying_mid_load_is_one_line_per_file_not_loaded(tmp_path):
+    """The scheduler killed once the first file is in the lake: no traceback; a line for each file
+    the lake does not hold; the summary lists what it holds, and nothing else."""
+    scheduler, line = _started([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                                "--port", "0", "--no-dashboard"], "Scheduler at")
+    address = line.split("Scheduler at:")[1].split()[0]
+    worker, _ = _started([sys.executable, "-m", "distributed.cli.dask_worker", address, "--nworkers", "1",
+                          "--nthreads", "1", "--no-dashboard"], "Registered to")
+    files = []  # small files, many: the scheduler dies while most of them wait
+    for copy in range(3):
+        for path in KINETO:
+            files.append(tmp_path / f"{path.name.split('.')[0]}_{copy}.json.gz")
+            shutil.copyfile(path, files[-1])
+    lake = tmp_path / "lake"
+    try:
+        load = subprocess.Popen([sys.executable, "-m", "tracedb.cli", "load", *map(str, files), "--lake", str(lake),
+                                 "--scheduler", address, "--format", "csv"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        traces = lake / "traces"
+        while load.poll() is None and not (traces.is_dir() and any(traces.iterdir())):
+            time.sleep(0.02)  # polled for a state: the first trace in the lake
+        scheduler.kill()
+        out, err = load.communicate(timeout=300)
+    finally:
+        for proc in (scheduler, worker):
+            proc.kill()
+            proc.wait()
+    with tracedb.connect(lake) as db:
+        held = {name for (name,) in db.sql("SELECT name FROM traces").rows}
+    listed = {row.split(",")[0] for row in out.splitlines()[1:]}
+    lines = err.splitlines()
+    assert "Traceback" not in err and load.returncode == 1, err[-3000:]
+    assert listed == held and held, (listed, held)
+    assert len(lines) == len(files) - len(held), lines
+    for line in lines:
+        assert line.startswith("tracedb: error: ") and sum(str(f) in line for f in files) == 1, line
+    went = [line for line in lines if line.endswith("not loaded: the Dask scheduler went away before its task finished")]
+    assert went, lines
