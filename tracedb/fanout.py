@@ -185,8 +185,8 @@ def _scheduler_gone(exc: BaseException, distributed) -> bool:
     """The client lost its scheduler (it died, or the network to it): the task's fate is unknown."""
     from distributed.client import FutureCancelledError
 
-    text = str(exc)
-    return (isinstance(exc, (distributed.comm.CommClosedError, OSError, TimeoutError))
+    text = str(exc)  # (a task's own OSError is the task's failure, said as such)
+    return (isinstance(exc, distributed.comm.CommClosedError)
             or (isinstance(exc, FutureCancelledError) and "scheduler" in text)
             or "scheduler-connection-lost" in text)
 
