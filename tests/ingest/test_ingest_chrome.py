@@ -246,3 +246,25 @@ def test_metadata_of_many_megabytes_after_a_real_trace_keeps_every_key(con, tmp_
     stored = dict(rows)
     assert json.loads(stored["samples"]) == samples and json.loads(stored["stackFrames"]) == frames
     assert con.execute("SELECT device_name FROM traces").fetchone()[0] == trace["deviceProperties"][0]["name"]
+
+
+def test_a_metadata_value_beyond_the_cap_is_set_aside_with_its_size(con, tmp_path, monkeypatch):
+    """A samples array beyond what a metadata value keeps after the events (one of 40 MB took more
+    than the load's memory limit to insert, and the load failed): the events load, the trace is
+    complete, the value is set aside as its size and the trace's problem says so; the other keys
+    are kept whole. The cap is lowered to 1 MiB here, for a file of a few MB."""
+    from tracedb.ingest import readers
+
+    monkeypatch.setattr(readers, "MAX_METADATA_CHARS", 1 << 20)
+    events = [{"ph": "X", "cat": "kernel", "name": f"k{i}", "pid": 0, "tid": 7, "ts": i * 10, "dur": 5,
+               "args": {"stream": 7}} for i in range(50)]
+    samples, small = _samples(50_000), _samples(100)
+    path = tmp_path / "big_samples.json"
+    path.write_text(json.dumps({"traceEvents": events, "samples": samples, "kept": small, "displayTimeUnit": "ns"}))
+    size = len(json.dumps(samples, separators=(",", ":")))
+    assert size > 3 << 20
+    out = load(con, path)
+    assert (out.events, out.rejected, out.complete) == (50, 0, True)
+    assert out.problem == f"metadata set aside with its size, beyond 1 MiB of JSON: samples ({size:,} bytes)"
+    rows = {k: json.loads(v) for k, v in con.execute("SELECT key, value FROM trace_metadata").fetchall()}
+    assert rows == {"samples": {"set_aside_bytes": size}, "kept": small, "displayTimeUnit": "ns"}
