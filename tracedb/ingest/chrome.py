@@ -23,6 +23,10 @@ from .nesting import NestingGuard, TooDeep
 from .source import TraceStream
 
 BATCH_EVENTS = 20_000
+# The most text (names, args) one batch holds: events of megabytes each (names up to
+# MAX_EVENT_CHARS) go on in batches of this size rather than 20,000 at once, which the staging
+# insert could not hold under the load's memory limit.
+BATCH_CHARS = 32 << 20
 READ_CHUNK = 1 << 20
 INT64_MAX = (1 << 63) - 1
 
@@ -158,6 +162,7 @@ class EventStager:
     def _reset(self) -> None:
         self.cols: dict[str, list] = {c: [] for c in STAGING_COLUMNS}
         self.rejected: dict[str, list] = {"event_id": [], "reason": [], "raw": []}
+        self.chars = 0  # of the batch's texts: a batch is handed on once it holds BATCH_CHARS
 
     def __len__(self) -> int:
         return len(self.cols["event_id"]) + len(self.rejected["event_id"])
@@ -213,13 +218,16 @@ class EventStager:
         cols["dur_ns"].append(dur_ns)
         cols["args"].append(args_text)
         cols["rest"].append(rest)
+        self.chars += size
 
     def reject(self, index: int, reason: str, event, text: str | None = None) -> None:
         """Set an event aside; text, when given, is its JSON text as read (event is then unused)."""
         self.rejected["event_id"].append(index)
         self.rejected["reason"].append(reason)
-        self.rejected["raw"].append(text if text is not None else json_text(event))
+        raw = text if text is not None else json_text(event)
+        self.rejected["raw"].append(raw)
         self.rejected_total += 1
+        self.chars += len(raw)
 
 
 def read_chrome_trace(stream: TraceStream, emit: Callable[[dict], None],
@@ -247,7 +255,7 @@ def read_chrome_trace(stream: TraceStream, emit: Callable[[dict], None],
         for index, ev in enumerate(items):
             mark()
             add(index, ev)
-            if len(stager) >= batch_events:
+            if len(stager) >= batch_events or stager.chars >= BATCH_CHARS:
                 emit(stager.take())
                 if on_progress:
                     on_progress(index + 1)
