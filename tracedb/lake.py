@@ -730,26 +730,14 @@ LAKE_VIEWS_PREFIX = "lake_views-"
 
 def _through_cache(file: Path, cached: Path) -> None:
     """The views file at file from the cache when it is there (a copy), else file's into the
-    cache (whole or not at all: renamed into place; a cache that cannot be written is no error).
-    Views files unused for STALE_TEMPLATE_DAYS are removed, as templates are."""
+    cache (store.cached: whole or not at all; a cache that cannot be written is no error)."""
     if cached.is_file():
         with contextlib.suppress(OSError):
             shutil.copyfile(cached, file)
             os.utime(cached)  # in use: not stale
             return
     with contextlib.suppress(OSError):
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        work = cached.parent / f".building-{os.getpid()}-{cached.name}"
-        try:
-            shutil.copyfile(file, work)
-            os.replace(work, cached)
-        finally:
-            work.unlink(missing_ok=True)
-        cutoff = time.time() - store.STALE_TEMPLATE_DAYS * 86400
-        for old in cached.parent.glob(f"{LAKE_VIEWS_PREFIX}*.duckdb"):
-            with contextlib.suppress(OSError):
-                if old != cached and old.stat().st_mtime < cutoff:
-                    old.unlink()
+        store.cached(cached, lambda path: shutil.copyfile(file, path), LAKE_VIEWS_PREFIX)
 
 
 DATA = "_lake_"  # a table's rows: a placeholder table in the scratch file, an Arrow dataset at open

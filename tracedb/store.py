@@ -231,18 +231,25 @@ def template_path() -> Path:
 def build_template(build: Callable[[Path], None]) -> Path:
     """The template of the current SQL files, built by build(path) (a new database at path) when
     the cache has none; OSError when the cache cannot be written."""
-    target = template_path()
+    return cached(template_path(), build, TEMPLATE_PREFIX)
+
+
+def cached(target: Path, build: Callable[[Path], None], prefix: str) -> Path:
+    """target, a file of the cache, built by build(path) when it is not there: built under a
+    name of its own beside it and renamed into place, so that it appears whole or not at all,
+    whoever builds it at once. Files of the same prefix unused for STALE_TEMPLATE_DAYS (those of
+    other SQL versions) are removed then. OSError when the cache cannot be written."""
     if target.exists():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".building-", dir=target.parent))
     try:
         build(work / target.name)
-        os.replace(work / target.name, target)  # whole or not at all, whoever builds it at once
+        os.replace(work / target.name, target)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     cutoff = time.time() - STALE_TEMPLATE_DAYS * 86400
-    for old in target.parent.glob(f"{TEMPLATE_PREFIX}*.duckdb"):
+    for old in target.parent.glob(f"{prefix}*.duckdb"):
         with contextlib.suppress(OSError):
             if old != target and old.stat().st_mtime < cutoff:
                 old.unlink()
