@@ -264,22 +264,49 @@ def example_inputs(tmp: Path) -> list:
     return [*pair, *aie, FIXTURES / "ascend" / "kernel_details_cann8.csv", tc, "--op-mapping", mapping]
 
 
+def shared_folder(tmp_path_factory, name: str) -> Path:
+    """The folder of built_once(name): beside the workers' own base folders (one per run)."""
+    root = tmp_path_factory.getbasetemp()
+    return (root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root) / f"shared-{name}"
+
+
+@contextlib.contextmanager
+def built_once(tmp_path_factory, name: str):
+    """A folder the whole run shares, every worker of `-n` alike, for what the body builds in it
+    once: the first worker to come builds it (the others wait on its lock), and a finished build
+    is marked, so that the later ones find it built (the body then does not run). The build must
+    leave the folder as it found it to every later reader: they read it, never write it."""
+    import fcntl
+
+    folder = shared_folder(tmp_path_factory, name)
+    folder.mkdir(exist_ok=True)
+    with open(folder.with_name(folder.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = folder / ".built"
+        if done.exists():
+            yield None
+            return
+        yield folder
+        done.touch()
+
+
 @pytest.fixture(scope="session")
 def examples_db(tmp_path_factory) -> Path:
-    """A database of the traces the reports' examples name (example_inputs)."""
-    tmp = tmp_path_factory.mktemp("examples")
-    db = tmp / "examples.duckdb"
-    run_cli("load", *example_inputs(tmp), "--jobs", "1", db=db, check=True)
-    return db
+    """A database of the traces the reports' examples name (example_inputs), built once a run."""
+    with built_once(tmp_path_factory, "examples") as tmp:
+        if tmp is not None:
+            run_cli("load", *example_inputs(tmp), "--jobs", "1", db=tmp / "examples.duckdb", check=True)
+    return shared_folder(tmp_path_factory, "examples") / "examples.duckdb"
 
 
 @pytest.fixture(scope="session")
 def corpus_db(tmp_path_factory) -> Path:
-    """Every real trace of the corpus in one database, loaded once for the session (skipped where
-    the corpus is absent)."""
+    """Every real trace of the corpus in one database, loaded once a run (skipped where the
+    corpus is absent)."""
     files = sorted(CORPUS.glob("*.json.gz"))
     if not files:
         pytest.skip(f"no corpus at {CORPUS} (set TRACEDB_CORPUS)")
-    db = tmp_path_factory.mktemp("corpus") / "corpus.duckdb"
-    run_cli("load", *files, db=db, check=True)
-    return db
+    with built_once(tmp_path_factory, "corpus") as tmp:
+        if tmp is not None:
+            run_cli("load", *files, db=tmp / "corpus.duckdb", check=True)
+    return shared_folder(tmp_path_factory, "corpus") / "corpus.duckdb"

@@ -159,7 +159,8 @@ def _connect(path: Path, read_only: bool, memory_limit: str | None, storage: str
              template: bool = False, derive: bool = True) -> duckdb.DuckDBPyConnection:
     # no extension is fetched or loaded behind the user's back (a path DuckDB takes for another
     # format would download its reader)
-    config: dict = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+    config: dict = {"autoinstall_known_extensions": False, "autoload_known_extensions": False,
+                    **store.CONNECTION_CONFIG}
     if memory_limit:
         config["memory_limit"] = memory_limit
     if read_only:

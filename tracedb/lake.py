@@ -694,7 +694,7 @@ def open_lake(lake: str | Path) -> tuple[duckdb.DuckDBPyConnection, Path, snapsh
             con.close()
         if cached is not None:
             _through_cache(file, cached)
-        con = duckdb.connect(str(file), read_only=True)
+        con = duckdb.connect(str(file), read_only=True, config=dict(store.CONNECTION_CONFIG))
         try:
             for table in list(snap.files):
                 con.register(DATA + table, snap.dataset(table))

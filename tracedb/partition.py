@@ -134,7 +134,7 @@ def _private_database(folder: Path) -> duckdb.DuckDBPyConnection:
     trace is written once, as Parquet, rather than into a file and then out of it); beyond the
     load's memory limit it spills to folder."""
     empty = folder / "empty.duckdb"
-    con = duckdb.connect(config={"temp_directory": str(folder / "spill")})
+    con = duckdb.connect(config={"temp_directory": str(folder / "spill"), **store.CONNECTION_CONFIG})
     if not store.copy_to(empty, db.build_new):  # no template (no writable cache): built from the SQL files
         db.build_new(empty)
     con.execute(f"ATTACH {literal(str(empty))} AS empty (READ_ONLY)")

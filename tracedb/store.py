@@ -40,6 +40,13 @@ DERIVE_MEMORY_LIMIT = "400MB"
 # default is 16 MiB; at 1 MB the commit of a 62 MB trace took twice its time now and then).
 LOAD_CHECKPOINT_THRESHOLD = "4MB"
 
+# Settings of every connection tracedb opens. DuckDB 2.0's projection_pullup pass re-optimizes each
+# subtree it simplifies: on the analysis views' deep plans it took a quarter of a report's planning
+# (why: 0.13 of 0.6 s; roofline 0.04-0.08 s a section), and planning is most of a report's time,
+# while the reports on the corpus's traces ran no slower without it (why, compare, roofline and
+# efficiency on the timesformer pair and sd3.5: 1.1-2.6 s either way, within the runs' spread).
+CONNECTION_CONFIG = {"disabled_optimizers": "projection_pullup"}
+
 # Settings a failed block could not put back (DuckDB refuses every statement, SET included, in an
 # aborted transaction): rollback() restores them.
 _restore_after_rollback: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, dict[str, str]]" = \

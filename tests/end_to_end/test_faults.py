@@ -252,31 +252,49 @@ def test_a_full_disk_at_any_moment_of_a_load_is_one_line(small_disk):
 # stderr when it reached the step.
 AT_STEP = """
 import os, signal, sys
-from tracedb import cli
-new, lake, step, how = sys.argv[1], os.path.realpath(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-seen = [0]
-def writes(event, args):
-    if event == "open":
-        mode, flags = args[1], args[2]
-        return (isinstance(mode, str) and any(c in mode for c in "wxa+")) or \
-            (isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT))
-    return event in ("os.mkdir", "os.rename", "os.remove", "os.rmdir", "shutil.rmtree", "os.link")
-def hook(event, args):
-    if not args or not isinstance(args[0], (str, bytes, os.PathLike)) or not writes(event, args):
-        return
-    path = os.path.realpath(os.fsdecode(args[0]))
-    if not path.startswith(lake + os.sep) or (event == "os.mkdir" and "/p/" in path[len(lake):]):
-        return
-    seen[0] += 1
-    if seen[0] == step:
-        sys.stderr.write(f"reached {event} {path[len(lake):]}\\n")
-        sys.stderr.flush()
-        if how == "kill":
-            os._exit(9)
-        os.kill(os.getpid(), signal.SIGINT if how == "int" else signal.SIGTERM)
-sys.addaudithook(hook)
-sys.argv = ["tracedb", "load", new, "--name", "t", "--lake", lake, "--replace"]
-cli.run()
+from tracedb import cli, fanout, lake, partition  # what a load of a lake imports, once
+def at_step(new, lake, step, how):
+  lake = os.path.realpath(lake)
+  step = int(step)
+  seen = [0]
+  def writes(event, args):
+      if event == "open":
+          mode, flags = args[1], args[2]
+          return (isinstance(mode, str) and any(c in mode for c in "wxa+")) or \
+              (isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT))
+      return event in ("os.mkdir", "os.rename", "os.remove", "os.rmdir", "shutil.rmtree", "os.link")
+  def hook(event, args):
+      if not args or not isinstance(args[0], (str, bytes, os.PathLike)) or not writes(event, args):
+          return
+      path = os.path.realpath(os.fsdecode(args[0]))
+      if not path.startswith(lake + os.sep) or (event == "os.mkdir" and "/p/" in path[len(lake):]):
+          return
+      seen[0] += 1
+      if seen[0] == step:
+          sys.stderr.write(f"reached {event} {path[len(lake):]}\\n")
+          sys.stderr.flush()
+          if how == "kill":
+              os._exit(9)
+          os.kill(os.getpid(), signal.SIGINT if how == "int" else signal.SIGTERM)
+  sys.addaudithook(hook)
+  sys.argv = ["tracedb", "load", new, "--name", "t", "--lake", lake, "--replace"]
+  cli.run()
+# One process per step would spend a quarter of each step starting Python and importing tracedb:
+# this one imports it once and forks a fresh command for each request on stdin (NEW LAKE STEP HOW
+# STDERR_FILE), answering with its exit code. It opens no database itself, so nothing but its
+# one thread is forked.
+for line in sys.stdin:
+    new, lake, step, how, err = line.split()
+    pid = os.fork()
+    if pid == 0:
+        fd = os.open(err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(fd, 2)
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, 0)
+        os.dup2(null, 1)
+        at_step(new, lake, step, how)  # the command's exit ends this copy as it ends a process
+        sys.exit(0)
+    print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
 """
 
 
@@ -307,6 +325,34 @@ def _leftovers(path: Path) -> list[str]:
     return left + [f"id {i}" for i in sorted(ids - committed)]
 
 
+def _replace_stopped_at(commands, tmp_path, pristine, path, new, step, how, versions, old_sha, outcomes) -> list[str]:
+    """One step of the test below: the replace run by commands (AT_STEP) from the lake holding the
+    old version, stopped at its step-th write, and what it left checked; the "reached" line."""
+    shutil.rmtree(path, ignore_errors=True)
+    shutil.copytree(pristine, path)  # each step starts from the lake holding the old version
+    signal_ = "kill" if how == "kill" else ("int", "term")[step % 2]
+    err = tmp_path / "stderr.txt"
+    commands.stdin.write(f"{new} {path} {step} {signal_} {err}\n")
+    commands.stdin.flush()
+    returncode, stderr = int(commands.stdout.readline()), err.read_text()
+    at = [line for line in stderr.splitlines() if line.startswith("reached ")]
+    assert "Traceback" not in stderr, (step, stderr[-2000:])
+    if how == "kill":
+        assert returncode == (9 if at else 0), (step, stderr[-1000:])
+    else:
+        assert returncode in (0, 130, 143) and (at or returncode == 0), (step, stderr[-1000:])
+        assert _leftovers(path) == [], (step, at, stderr[-1000:])  # before any reader recovers
+    sha, kernels = _lake_state(path)  # the reader recovers what a killed writer left
+    assert versions.get(sha) == kernels, (step, at, sha, kernels)
+    if how == "signal" and returncode:  # what the command said it did is what it did
+        said = stderr.splitlines()[-1]
+        assert said == ("tracedb: interrupted; replaced: t (the other files were not loaded)" if sha != old_sha
+                        else "tracedb: interrupted, lake unchanged"), (step, at, said)
+    assert _leftovers(path) == [], (step, at)
+    outcomes.add(sha)
+    return at
+
+
 @pytest.mark.parametrize("how", ["kill", "signal"])
 def test_a_replace_stopped_at_any_write_keeps_a_whole_version_and_leaves_nothing(tmp_path, how):
     """A lake replace stopped at each of its writes to the lake in turn: killed (SIGKILL), the next
@@ -327,30 +373,17 @@ def test_a_replace_stopped_at_any_write_keeps_a_whole_version_and_leaves_nothing
     lakemod.add(old, pristine, name="t")
     old_sha = _lake_state(pristine)[0]
     outcomes, reached = set(), []
-    for step in range(1, 300):
-        shutil.rmtree(path, ignore_errors=True)
-        shutil.copytree(pristine, path)  # each step starts from the lake holding the old version
-        signal_ = "kill" if how == "kill" else ("int", "term")[step % 2]
-        proc = subprocess.run([sys.executable, "-c", AT_STEP, str(new), str(path), str(step), signal_],
-                              capture_output=True, text=True, timeout=300)
-        at = [line for line in proc.stderr.splitlines() if line.startswith("reached ")]
-        assert "Traceback" not in proc.stderr, (step, proc.stderr[-2000:])
-        if how == "kill":
-            assert proc.returncode == (9 if at else 0), (step, proc.stderr[-1000:])
-        else:
-            assert proc.returncode in (0, 130, 143) and (at or proc.returncode == 0), (step, proc.stderr[-1000:])
-            assert _leftovers(path) == [], (step, at, proc.stderr[-1000:])  # before any reader recovers
-        sha, kernels = _lake_state(path)  # the reader recovers what a killed writer left
-        assert versions.get(sha) == kernels, (step, at, sha, kernels)
-        if how == "signal" and proc.returncode:  # what the command said it did is what it did
-            said = proc.stderr.splitlines()[-1]
-            assert said == ("tracedb: interrupted; replaced: t (the other files were not loaded)" if sha != old_sha
-                            else "tracedb: interrupted, lake unchanged"), (step, at, said)
-        assert _leftovers(path) == [], (step, at)
-        outcomes.add(sha)
-        if not at:
-            break
-        reached.append(at[0])
+    commands = subprocess.Popen([sys.executable, "-c", AT_STEP], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                text=True)
+    try:
+        for step in range(1, 300):
+            at = _replace_stopped_at(commands, tmp_path, pristine, path, new, step, how, versions, old_sha, outcomes)
+            if not at:
+                break
+            reached.append(at[0])
+    finally:
+        commands.stdin.close()
+        commands.wait(timeout=60)
     assert not at, "the replace never finished"
     assert sum(r.startswith("reached os.rename") for r in reached) > 20, reached  # every move, and more
     assert any(".trash" in r for r in reached) and any("/_ids/" in r for r in reached), reached
