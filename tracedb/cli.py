@@ -20,6 +20,10 @@ from .errors import Interrupted, TracedbError, damaged, is_damage, is_interrupt
 from .render import PIPE_WIDTH, Format, output_width, printable
 from .results import ReportResult, Result
 
+# numpy, which pyarrow imports, would start a BLAS thread pool, with its buffers, that no command
+# uses: under an address-space limit it was what failed first.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 # The modules behind one command are imported by that command (a tiny load pays for nothing else).
 
 app = typer.Typer(

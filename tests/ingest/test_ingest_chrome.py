@@ -248,23 +248,56 @@ def test_metadata_of_many_megabytes_after_a_real_trace_keeps_every_key(con, tmp_
     assert con.execute("SELECT device_name FROM traces").fetchone()[0] == trace["deviceProperties"][0]["name"]
 
 
-def test_a_metadata_value_beyond_the_cap_is_set_aside_with_its_size(con, tmp_path, monkeypatch):
-    """A samples array beyond what a metadata value keeps after the events (one of 40 MB took more
-    than the load's memory limit to insert, and the load failed): the events load, the trace is
-    complete, the value is set aside as its size and the trace's problem says so; the other keys
-    are kept whole. The cap is lowered to 1 MiB here, for a file of a few MB."""
-    from tracedb.ingest import readers
+@pytest.mark.parametrize("reader", ["bulk", "streaming"])
+def test_a_metadata_value_beyond_the_cap_is_set_aside_with_its_size(con, tmp_path, monkeypatch, reader):
+    """Samples arrays beyond what a metadata value keeps, before the event list and after it (one
+    of 40 MB after it took more than the load's memory limit to insert, and the load failed; 95 MB
+    before it marked the trace incomplete): the events load, the trace is complete, each value is
+    set aside as its size in the file and the trace's problem says so; the other keys are kept
+    whole. The cap is lowered to 1 MiB here, for a file of a few MB."""
+    from tracedb.ingest import layout
 
-    monkeypatch.setattr(readers, "MAX_METADATA_CHARS", 1 << 20)
+    monkeypatch.setattr(layout, "MAX_METADATA_CHARS", 1 << 20)
+    if reader == "streaming":
+        monkeypatch.setattr("tracedb.ingest.readers.read_raw", _no_bulk)
     events = [{"ph": "X", "cat": "kernel", "name": f"k{i}", "pid": 0, "tid": 7, "ts": i * 10, "dur": 5,
                "args": {"stream": 7}} for i in range(50)]
     samples, small = _samples(50_000), _samples(100)
     path = tmp_path / "big_samples.json"
-    path.write_text(json.dumps({"traceEvents": events, "samples": samples, "kept": small, "displayTimeUnit": "ns"}))
-    size = len(json.dumps(samples, separators=(",", ":")))
+    path.write_text(json.dumps({"early": samples, "traceEvents": events, "samples": samples, "kept": small,
+                                "displayTimeUnit": "ns"}))
+    size = len(json.dumps(samples))  # as the file writes it
     assert size > 3 << 20
     out = load(con, path)
     assert (out.events, out.rejected, out.complete) == (50, 0, True)
-    assert out.problem == f"metadata set aside with its size, beyond 1 MiB of JSON: samples ({size:,} bytes)"
+    assert out.problem == (f"metadata set aside with its size: early ({size:,} bytes, beyond 1 MiB of JSON), "
+                           f"samples ({size:,} bytes, beyond 1 MiB of JSON)")
     rows = {k: json.loads(v) for k, v in con.execute("SELECT key, value FROM trace_metadata").fetchall()}
-    assert rows == {"samples": {"set_aside_bytes": size}, "kept": small, "displayTimeUnit": "ns"}
+    assert rows == {"early": {"set_aside_bytes": size}, "samples": {"set_aside_bytes": size}, "kept": small,
+                    "displayTimeUnit": "ns"}
+
+
+def test_metadata_beyond_what_is_kept_in_all_is_set_aside_value_by_value(con, tmp_path, monkeypatch):
+    """Many values before the event list, together beyond the metadata kept (64 MB of it before
+    the list marked the trace incomplete, with no metadata): those within it are kept, the later
+    ones set aside with their sizes, and every event loads. The total is lowered to 1 MiB here."""
+    from tracedb.ingest import layout
+
+    monkeypatch.setattr(layout, "MAX_METADATA_TOTAL", 1 << 20)
+    values = {f"key{i}": "x" * 300_000 for i in range(5)}
+    events = [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10, "dur": 5}]
+    path = tmp_path / "wide_head.json"
+    path.write_text(json.dumps({**values, "traceEvents": events}))
+    out = load(con, path)
+    assert (out.events, out.complete) == (1, True)
+    rows = dict(con.execute("SELECT key, value FROM trace_metadata").fetchall())
+    assert [k for k, v in rows.items() if json.loads(v) == "x" * 300_000] == ["key0", "key1", "key2"]
+    assert [json.loads(rows[k]) for k in ("key3", "key4")] == [{"set_aside_bytes": 300_002}] * 2
+    assert out.problem.startswith("metadata set aside with its size: key3 (300,002 bytes, beyond the 1 MiB of "
+                                  "metadata kept), key4")
+
+
+def _no_bulk(*args, **kwargs):
+    from tracedb.ingest import bulk
+
+    raise bulk.NotBulk("the streaming reader asked for")

@@ -34,13 +34,13 @@ def _empty_lists_trace(path, events=1000):
 def tail_parses(monkeypatch):
     """How many times the loader parses a candidate tail of the file."""
     calls = []
-    real = layout._parse_tail
+    real = layout._read_tail
 
     def counting(rest):
         calls.append(len(rest))
         return real(rest)
 
-    monkeypatch.setattr(layout, "_parse_tail", counting)
+    monkeypatch.setattr(layout, "_read_tail", counting)
     return calls
 
 
@@ -90,7 +90,7 @@ def test_list_close_small_documents(text, key_after):
     close = layout.list_close(text[start:])
     assert close.offset is not None
     rest = text[start + close.offset + 1:]
-    tail = layout._parse_tail(rest)
+    tail = layout._read_tail(rest)
     assert tail is not None
     assert (list(tail)[-1] if tail else None) == key_after
 

@@ -248,9 +248,10 @@ def read_chrome_trace(stream: TraceStream, emit: Callable[[dict], None],
     mark = capture.mark_event
     index = -1
 
-    guard = SurrogateGuard(stream)
+    guard = SurrogateGuard(HeadMask(stream, capture) if kind == "object" else stream)
     # ijson's memory grows with the square of the depth: the bytes are checked before it sees them
-    items = ijson.items(NestingGuard(guard), prefix, use_float=False, buf_size=READ_CHUNK)
+    nesting = NestingGuard(guard)
+    items = ijson.items(nesting, prefix, use_float=False, buf_size=READ_CHUNK)
     try:
         for index, ev in enumerate(items):
             mark()
@@ -273,7 +274,16 @@ def read_chrome_trace(stream: TraceStream, emit: Callable[[dict], None],
     if on_progress:
         on_progress(result.event_count)
 
-    capture.finish(result.complete)
+    if nesting.too_deep_at is not None and capture.kind == "object" and not stream.read_error:
+        # too deep after the event list, in a metadata value (which the capture sets aside): the
+        # events are whole. The rest of the text is read past the parser for the capture to see.
+        while stream.read(READ_CHUNK):
+            pass
+        capture.finish(True)
+        if capture.events_end is not None and capture.tail_meta is not None and nesting.too_deep_at > capture.events_end:
+            result.complete, result.problem = True, None
+    else:
+        capture.finish(result.complete)
     if capture.kind == "object" and capture.events_start is None:
         if capture.problem is None and not result.complete:  # it broke off before the list began
             raise BadTraceFile(stream.path, f"no traceEvents list before the text breaks off: {result.problem}")
@@ -310,6 +320,38 @@ def _safe_cut(data: bytes) -> int:
     while run > 0 and data[run - 1] == 0x5C:
         run -= 1
     return run if cut - run <= 4096 else cut - (cut - run) % 2
+
+
+class HeadMask:
+    """The stream as the event parser reads it: the keys before the event list (which the
+    capture reads, member by member, from the same bytes) become `{"traceEvents":` and spaces, the
+    same length, so that the parser builds the events alone and no metadata value (of any size or
+    depth) costs it anything. The bytes from the list's "[" on pass unchanged."""
+
+    _PREFIX = b'{"traceEvents":'
+
+    def __init__(self, stream, capture: TopLevelCapture) -> None:
+        self.stream = stream
+        self.capture = capture
+
+    def read(self, size: int = -1) -> bytes:
+        at = self.stream.offset
+        chunk = self.stream.read(size)  # the capture has seen it
+        capture = self.capture
+        if not chunk or capture.kind != "object":
+            return chunk
+        head_start = capture.head_start
+        if capture.events_start is not None and at >= capture.events_start - 1:
+            return chunk  # the event list and after
+        end = len(chunk) if capture.events_start is None else capture.events_start - 1 - at
+        start = max(0, head_start - at)
+        masked = bytearray(chunk)
+        masked[start:end] = b" " * (end - start)
+        # the prefix where it falls in this chunk (a head is at least as long: it ends in the key)
+        lo, hi = max(head_start, at), min(head_start + len(self._PREFIX), at + end)
+        if lo < hi:
+            masked[lo - at:hi - at] = self._PREFIX[lo - head_start:hi - head_start]
+        return bytes(masked)
 
 
 class SurrogateGuard:

@@ -3,7 +3,9 @@
 The event readers build only the events; the keys around the event list (schemaVersion,
 deviceProperties, traceName, ...) are recovered from the raw bytes that pass by:
 
-- the head, every byte before `"traceEvents": [`, is kept and parsed as an object;
+- the head, every byte before `"traceEvents": [`, is read member by member as it streams by
+  (tracedb.ingest.members): each value is kept, or set aside with its size when beyond the cap,
+  whatever the head's size;
 - after that only the bytes since the latest event (or segment of events) are kept. Once the
   stream is read, the list's closing bracket is found by walking the top-level members after it
   *backwards* from the final `}`: each member's value is skipped (strings by their quotes,
@@ -12,7 +14,8 @@ deviceProperties, traceName, ...) are recovered from the raw bytes that pass by:
   the list. The walk touches each byte after the list's last event at most once, so finding the
   end is linear in the size of the metadata after the list, whatever the events hold.
 
-Memory stays bounded by the size of the metadata plus a read chunk, whatever the trace size.
+Memory stays bounded by the metadata kept plus a read chunk before the event list, and by the size
+of the metadata after it, whatever the trace size.
 """
 
 from __future__ import annotations
@@ -20,14 +23,18 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from ..jsontext import loads_exact
+from .members import BadObject, Members, bracket_balance
 
-HEAD_LIMIT = 64 << 20  # bytes of metadata allowed before the event list
+# The most JSON text one metadata value keeps, as one event (chrome.MAX_EVENT_CHARS): a larger one
+# (a profiler's samples array of 40 MB, say) is set aside with its size (members.SetAside).
+MAX_METADATA_CHARS = 10 << 20
+# The most the metadata's values keep together; the values after it are set aside too.
+MAX_METADATA_TOTAL = 64 << 20
 # With a walk budget, the bytes after the event list the walk reads at most (more: the guess fails
 # and the caller's check sends the file to the reader that needs no bound).
 TAIL_WINDOW = 4 << 20
-_EVENTS_KEY = b'"traceEvents"'
-_EVENTS_OPEN = re.compile(rb'"traceEvents"\s*:\s*\[')
+_TAIL_CHUNK = 1 << 20  # bytes of the metadata after the list read at a time
+_WINDOW = 1 << 20  # bytes of a value the backward walk skips at once where it can
 _WS = b" \t\r\n"
 _WS_RUN = re.compile(rb"[ \t\r\n]*")
 # Read on the reversed bytes: the next bracket or quote; a run of backslashes; a literal.
@@ -46,9 +53,8 @@ class TopLevelCapture:
         self.events_start: int | None = None  # offset just after the list's "["
         self.events_end: int | None = None  # offset of the list's "]"
         self.problem: str | None = None
-        self._head = bytearray()
-        self._head_offset = 0
-        self._search_from = 0
+        self._members: Members | None = None  # the head's, until the event list begins
+        self._head_offset = 0  # offset of the object's "{"
         self._chunks: list[tuple[int, bytes]] = []
         self._current = 0  # offset of the chunk being parsed now
         self._keep_from = 0
@@ -63,7 +69,9 @@ class TopLevelCapture:
             if not stripped:
                 return
             self.kind = {ord("{"): "object", ord("["): "array"}.get(stripped[0], "other")
-            self._head_offset = offset
+            self._head_offset = offset + len(chunk) - len(stripped)
+            chunk = stripped
+            self._members = Members(MAX_METADATA_CHARS, MAX_METADATA_TOTAL, stop_at=b"traceEvents")
         if self.kind == "object" and self.events_start is None:
             self._scan_head(chunk)
         elif self.events_start is not None and self.keep_chunks:
@@ -71,47 +79,38 @@ class TopLevelCapture:
             while len(self._chunks) > 1 and self._chunks[1][0] <= self._keep_from:
                 self._chunks.pop(0)
 
+    @property
+    def head_start(self) -> int:
+        """Offset of the object's opening "{" (once the first byte was seen)."""
+        return self._head_offset
+
     def mark_event(self) -> None:
         """An event was just completed: everything before the current chunk is event data."""
         self._keep_from = self._current
 
     # -- head -----------------------------------------------------------------------------------
     def _scan_head(self, chunk: bytes) -> None:
-        self._head += chunk
-        while True:
-            pos = self._head.find(_EVENTS_KEY, self._search_from)
-            if pos < 0:
-                self._search_from = max(0, len(self._head) - len(_EVENTS_KEY))
-                break
-            m = _EVENTS_OPEN.match(self._head, pos)
-            if m is None:
-                rest = bytes(self._head[pos + len(_EVENTS_KEY):]).strip()
-                if rest in (b"", b":"):  # the rest of "traceEvents": [ is in the next chunk
-                    self._search_from = pos
-                    return
-                self._search_from = pos + 1
-                continue
-            try:
-                head = _parse_head(bytes(self._head[:pos]))
-            except RecursionError:
-                self.problem = "the metadata before the traceEvents list nests too deeply to read (JSON recursion limit)"
-                self.kind = "other"
-                self._head = bytearray()
-                return
-            if head is None:  # the key text sat inside a string value; look further
-                self._search_from = pos + 1
-                continue
-            self.head_meta = head
-            self.events_start = self._head_offset + m.end()
-            # keep the "[" itself: an empty list closes right after it
-            self._chunks = [(self.events_start - 1, bytes(self._head[m.end() - 1:]))]
-            self._keep_from = self.events_start
-            self._head = bytearray()
+        members = self._members
+        if members is None:  # the head could not be read: nothing more is looked for
             return
-        if len(self._head) > HEAD_LIMIT:
-            self.problem = f"no traceEvents list in the first {HEAD_LIMIT >> 20} MB"
-            self.kind = "other"
-            self._head = bytearray()
+        fed_from = members.offset  # the chunk's first byte, counted from the object's "{"
+        try:
+            stop = members.feed(chunk)
+        except BadObject as exc:
+            self.problem = f"cannot read the keys before the traceEvents list: {exc}"
+            self._members = None
+            return
+        if stop is None:
+            if members.done:  # the object closed: it has no event list
+                self.problem = "JSON object without a traceEvents list: not a trace"
+                self._members = None
+            return
+        self.head_meta = dict(members.items)
+        self.events_start = self._head_offset + stop
+        # keep the "[" itself: an empty list closes right after it
+        self._chunks = [(self.events_start - 1, chunk[stop - 1 - fed_from:])]
+        self._keep_from = self.events_start
+        self._members = None
 
     # -- tail -----------------------------------------------------------------------------------
     def finish(self, events_complete: bool, walk_budget: int | None = None, held=None) -> None:
@@ -136,7 +135,7 @@ class TopLevelCapture:
         close = list_close(data, walk_budget)
         self.walked = close.walked
         if close.offset is not None:
-            tail = _parse_tail(memoryview(data)[close.offset + 1:])
+            tail = _read_tail(memoryview(data)[close.offset + 1:])
             if tail is not None:
                 self.tail_meta = tail
                 self.events_end = base + close.offset
@@ -149,32 +148,21 @@ class TopLevelCapture:
         return [(k, v) for k, v in items if k != "traceEvents"]
 
 
-def _parse_head(prefix: bytes) -> dict | None:
-    """The keys before the event list, or None when the text is not an object's start (the key
-    found sat inside a string); RecursionError when it nests too deeply for the parser."""
-    body = prefix.rstrip(_WS)
-    if body.endswith(b","):
-        body = body[:-1]
+def _read_tail(rest) -> dict | None:
+    """The keys after the event list, from the bytes after its "]" (", key: value, ... }"), each
+    value kept or set aside as the head's are; None when they are not an object's last members."""
+    i = _WS_RUN.match(rest).end()
+    if i >= len(rest) or rest[i] not in b",}":
+        return None
+    members = Members(MAX_METADATA_CHARS, MAX_METADATA_TOTAL)
     try:
-        value = loads_exact(body + b"}")
-    except ValueError:
+        members.feed(b"{")
+        start = i + 1 if rest[i] == ord(",") else i
+        for at in range(start, len(rest), _TAIL_CHUNK):
+            members.feed(bytes(rest[at:at + _TAIL_CHUNK]))
+    except BadObject:
         return None
-    return value if isinstance(value, dict) else None
-
-
-def _parse_tail(rest) -> dict | None:
-    body = bytes(rest).lstrip(_WS)
-    if body.startswith(b","):
-        body = b"{" + body[1:]
-    elif body.startswith(b"}"):
-        body = b"{" + body
-    else:
-        return None
-    try:
-        value = loads_exact(body)
-    except (ValueError, RecursionError):
-        return None
-    return value if isinstance(value, dict) else None
+    return dict(members.items) if members.done else None
 
 
 class ListClose(NamedTuple):
@@ -192,7 +180,7 @@ def list_close(data: bytes, budget: int | None = None) -> ListClose:
     skip = 0
     if budget is not None and len(data) > budget + TAIL_WINDOW:
         skip = len(data) - (budget + TAIL_WINDOW)  # the walk reads no further back: copy no more
-    rev = bytes(memoryview(data)[skip:])[::-1]  # walking backwards is reading the reversed bytes forwards
+    rev = bytes(memoryview(data)[skip:][::-1])  # walking backwards is reading the reversed bytes forwards (one copy)
     n = len(rev)
     pos = _WS_RUN.match(rev).end()
     if pos >= n or rev[pos] != ord("}"):
@@ -255,7 +243,17 @@ def _skip_value(rev: bytes, pos: int, budget: int | None) -> int:
     limit = len(rev) if budget is None else min(len(rev), pos + budget)
     depth = 0
     search = _SPECIAL.search
+    tokens_to = pos  # read token by token up to here (where a window could not be skipped whole)
     while True:
+        if depth > 0 and pos >= tokens_to:
+            # a window of the value with no escape, skipped whole at C speed when it cannot end it
+            end = min(limit, pos + _WINDOW)
+            balance = bracket_balance(rev[pos:end], b"]}")
+            if balance is not None and balance[0] < depth and not balance[2] and end > pos:
+                depth += balance[1] - balance[0]
+                pos = end
+                continue
+            tokens_to = end
         m = search(rev, pos, limit)
         if m is None:
             raise _RunOff(limit)  # past the bytes kept, or over the budget: taken for the event list

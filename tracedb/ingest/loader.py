@@ -79,6 +79,16 @@ def load_file(con: duckdb.DuckDBPyConnection, path: str | Path, *, name: str | N
         return skipped
 
     started = time.perf_counter()
+    try:
+        return _load(con, path, name, replace, progress, meta, kind, size, digest, clash, started)
+    except MemoryError as exc:
+        # Python's or Arrow's allocation failing (an address-space limit, say): the file's load
+        # is undone like any other failure, in one line
+        raise TracedbError(f"{path}: cannot load: out of memory{f' ({exc})' if str(exc) else ''}") from None
+
+
+def _load(con: duckdb.DuckDBPyConnection, path: Path, name: str, replace: bool, progress, meta, kind,
+          size: int, digest: str | None, clash, started: float) -> LoadOutcome:
     # Staging holds at most the load's memory (beyond it DuckDB spills to disk); the settings are
     # the connection's own again afterwards.
     with store.settings(con, memory_limit=store.LOAD_MEMORY_LIMIT):

@@ -31,6 +31,8 @@ from ..jsontext import dumps as json_text
 from ..jsontext import replace_lone_surrogates
 from .bulk import NotBulk, discard_bulk, read_raw, type_bulk
 from .chrome import ChromeResult, read_chrome_trace, require_c_backend
+from .layout import MAX_METADATA_CHARS
+from .members import SetAside
 from .source import TraceStream
 from .writer import BatchWriter
 
@@ -176,33 +178,30 @@ def reader_for(path: Path, head: bytes, kind: str | None = None) -> Reader:
     return next((r for r in READERS if r.detects(path, head)), _BY_KIND[CHROME])
 
 
-# The most JSON text one metadata value keeps, as one event (chrome.MAX_EVENT_CHARS): a larger one
-# (a profiler's samples array of 40 MB, say) is set aside with its size, {"set_aside_bytes": N},
-# rather than cost the load (its insert took more than the load's memory limit).
-MAX_METADATA_CHARS = 10 << 20
-
-
 def store_metadata(con: duckdb.DuckDBPyConnection, trace_id: int, metadata, result) -> None:
     """The file's top-level keys other than its events ((key, value) pairs, in file order). An
     invalid surrogate escape in them is replaced by \\ufffd, and said in the result's problem; a
-    value beyond MAX_METADATA_CHARS is set aside with its size, and said there too."""
+    value the reader set aside (members.SetAside), or one beyond MAX_METADATA_CHARS of JSON, is
+    stored as {"set_aside_bytes": N}, and said there too."""
     rows, replaced, aside = [], 0, []
     for i, (key, value) in enumerate(metadata):
+        if not isinstance(value, SetAside):
+            text = json_text(value)
+            if len(text) > MAX_METADATA_CHARS:
+                value = SetAside(len(text), f"beyond {MAX_METADATA_CHARS >> 20} MiB of JSON")
+        if isinstance(value, SetAside):
+            aside.append(f"{key} ({value.size:,} bytes, {value.reason})")
+            value = {"set_aside_bytes": value.size}
         text, where = replace_lone_surrogates(json_text(value).encode("utf-8", "surrogatepass"))
         key_text, key_where = replace_lone_surrogates(json_text(key).encode("utf-8", "surrogatepass"))
         replaced += len(where) + len(key_where)
-        key = json.loads(key_text)
-        if len(text) > MAX_METADATA_CHARS:
-            aside.append(f"{key} ({len(text):,} bytes)")
-            text = json_text({"set_aside_bytes": len(text)}).encode()
-        rows.append((trace_id, i, key, text.decode()))
+        rows.append((trace_id, i, json.loads(key_text), text.decode()))
     if rows:
         con.executemany("INSERT INTO trace_metadata VALUES (?, ?, ?, ?)", rows)
     notes = []
     if replaced:
         notes.append(f"{replaced} invalid \\u surrogate escape(s) in the metadata replaced by \\ufffd")
     if aside:
-        notes.append(f"metadata set aside with its size, beyond {MAX_METADATA_CHARS >> 20} MiB of JSON: "
-                     + ", ".join(aside))
+        notes.append("metadata set aside with its size: " + ", ".join(aside))
     for note in notes:
         result.problem = f"{result.problem}; {note}" if result.problem else note
