@@ -402,3 +402,46 @@ def test_an_event_set_aside_for_its_size_keeps_its_own_first_characters(event):
     args = fast_dumps(event["args"]).decode() if "args" in event else None
     kept = _first_chars(fast_dumps(rest).decode(), event.get("ts", _MISSING), event.get("dur", _MISSING), args)
     assert kept == dumps(whole)[:KEPT_CHARS]
+
+
+@pytest.mark.parametrize("event", [
+    {"ph": "X", "cat": "kernel", "name": "n" * (12 << 20), "ts": 5, "dur": 1, "pid": 0},
+    {"ph": "X", "name": "op", "args": {"Concrete Inputs": ["", "é" * (6 << 20), ["x" * (3 << 20)]]}, "ts": "1.5"},
+    {"ph": "X", "name": "op", "args": {"Concrete Inputs": ["", "é" * (8 << 20), ["x" * (3 << 20)]]}, "ts": "1.5"},
+    {"ph": "X", "k" * (11 << 20): 1, "ts": 5},
+])
+def test_an_event_far_beyond_the_cap_is_set_aside_as_one_near_it_without_encoding_it_whole(event):
+    """An event whose parse read far more than the cap is set aside without being encoded whole
+    (orjson ends the process when it cannot allocate the text: a 64 MiB name under a 2 GiB
+    address-space limit did): the same reason, size and first characters as one encoded whole;
+    one within the cap in characters (é is two bytes) is staged as it is."""
+    from decimal import Decimal
+
+    from tracedb.ingest.chrome import MAX_EVENT_CHARS, READ_CHUNK, EventStager
+
+    event = {k: Decimal(v) if k == "ts" and isinstance(v, str) else v for k, v in event.items()}
+    whole, cut = EventStager(), EventStager()
+    whole.add(7, dict(event))
+    cut.add(7, dict(event), span=MAX_EVENT_CHARS + 2 * READ_CHUNK + 1)
+    assert cut.rejected == whole.rejected and cut.cols == whole.cols  # within the cap in characters: staged
+    assert cut.rejected_total == whole.rejected_total
+
+
+def test_a_name_of_64_mib_under_an_address_space_limit_is_set_aside(tmp_path):
+    """A 64 MiB kernel name killed the load with SIGSEGV under a 2 GiB address-space limit
+    (orjson's encoding could not allocate it): the event is set aside and the others load."""
+    import resource
+
+    path = tmp_path / "name64.json"
+    with open(path, "w") as f:
+        f.write('{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "a", "pid": 0, "tid": 7, "ts": 1, "dur": 1}, '
+                '{"ph": "X", "cat": "kernel", "name": "' + "n" * (64 << 20) + '", "pid": 0, "tid": 7, "ts": 10, '
+                '"dur": 5}, {"ph": "X", "cat": "kernel", "name": "b", "pid": 0, "tid": 7, "ts": 20, "dur": 1}]}')
+    db = tmp_path / "t.duckdb"
+    proc = subprocess.run([sys.executable, "-m", "tracedb.cli", "load", str(path), "--db", str(db)],
+                          capture_output=True, text=True, timeout=300,
+                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30)))
+    assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
+    with open_db(db, read_only=True) as con:
+        assert con.execute("SELECT list(name ORDER BY ts_ns) FROM kernels").fetchone()[0] == ["a", "b"]
+        assert con.execute("SELECT event_id, strlen(raw) FROM rejected_events").fetchall() == [(1, 64 << 10)]

@@ -256,7 +256,7 @@ def _stage_exact(con: duckdb.DuckDBPyConnection, stager: EventStager, malformed:
             except ValueError as exc:  # an integer of more digits than Python converts
                 stager.reject(event_id, f"cannot read: {exc}"[:200], None, raw)
                 continue
-            stager.add(event_id, ev)
+            stager.add(event_id, ev, len(raw))
         append_staged_lists(con, stager.take())
     con.execute("DROP TABLE _flagged")
 

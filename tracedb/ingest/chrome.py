@@ -147,6 +147,43 @@ def _first_chars(rest: str, ts, dur, args_text: str | None) -> str:
     return "".join(pieces)[:KEPT_CHARS]
 
 
+def _too_large(size: int) -> str:
+    return (f"an event of {size / (1 << 20):,.1f} MiB of text: more than the {MAX_EVENT_CHARS >> 20} MiB "
+            f"tracedb keeps of one event (its first {KEPT_CHARS >> 10} KiB kept here)")
+
+
+def _cut_strings(value, keep: int = KEPT_CHARS + 1):
+    """A copy of a parsed JSON value with every string (key or value) longer than keep cut to
+    keep characters; and the characters cut. Iterative: any depth."""
+    cut = 0
+
+    def short(s: str) -> str:
+        nonlocal cut
+        if len(s) > keep:
+            cut += len(s) - keep
+            return s[:keep]
+        return s
+
+    root: list = [None]
+    stack = [(value, root, 0)]
+    while stack:
+        item, parent, key = stack.pop()
+        if isinstance(item, dict):
+            copy = {}
+            parent[key] = copy
+            for k, v in item.items():
+                k = short(k)
+                copy[k] = None
+                stack.append((v, copy, k))
+        elif isinstance(item, list):
+            copy = [None] * len(item)
+            parent[key] = copy
+            stack.extend((v, copy, i) for i, v in enumerate(item))
+        else:
+            parent[key] = short(item) if isinstance(item, str) else item
+    return root[0], cut
+
+
 class EventStager:
     """Turns parsed events into staging rows (exact times, exact args text) or rejections.
 
@@ -173,9 +210,12 @@ class EventStager:
         self._reset()
         return batch
 
-    def add(self, index: int, ev) -> None:
+    def add(self, index: int, ev, span: int = 0) -> None:
+        """Stage one parsed event; span: the bytes of text read to parse it (0: unknown)."""
         if type(ev) is not dict:
             self.reject(index, "event is not a JSON object", ev)
+            return
+        if span > MAX_EVENT_CHARS + 2 * READ_CHUNK and self._set_aside_large(index, ev):
             return
         # ts, dur and args leave the dict here; rest is whatever remains (ph, cat, name, ...).
         ts = ev.pop("ts", _MISSING)
@@ -200,10 +240,7 @@ class EventStager:
             if size > MAX_EVENT_CHARS:
                 # a text this large would take the load's memory (its copies in the staging and the
                 # event tables): the event is set aside, its first characters kept
-                self.reject(index, f"an event of {size / (1 << 20):,.1f} MiB of text: more than the "
-                                   f"{MAX_EVENT_CHARS >> 20} MiB tracedb keeps of one event (its first "
-                                   f"{KEPT_CHARS >> 10} KiB kept here)", None,
-                            _first_chars(rest, ts, dur, args_text))
+                self.reject(index, _too_large(size), None, _first_chars(rest, ts, dur, args_text))
                 return
         except RejectedEvent as exc:
             for key, value in (("ts", ts), ("dur", dur), ("args", args)):
@@ -219,6 +256,22 @@ class EventStager:
         cols["args"].append(args_text)
         cols["rest"].append(rest)
         self.chars += size
+
+    def _set_aside_large(self, index: int, ev: dict) -> bool:
+        """Set aside an event whose text read far beyond the cap (a span in bytes, a cap in
+        characters: it may be within), without encoding it whole, which orjson could not allocate
+        under a memory limit (it ends the process then): encoded with each string cut a little
+        beyond KEPT_CHARS (the text's first KEPT_CHARS characters are the same), its size counted
+        from the lengths cut off. Whether it was set aside."""
+        short, cut = _cut_strings(ev)
+        ts, dur, args = (short.pop(key, _MISSING) for key in ("ts", "dur", "args"))
+        args_text = None if args is _MISSING else json_text(args)
+        rest = json_text(short)
+        size = len(rest) + len(args_text or "") + cut
+        if size <= MAX_EVENT_CHARS:
+            return False
+        self.reject(index, _too_large(size), None, _first_chars(rest, ts, dur, args_text))
+        return True
 
     def reject(self, index: int, reason: str, event, text: str | None = None) -> None:
         """Set an event aside; text, when given, is its JSON text as read (event is then unused)."""
@@ -252,10 +305,12 @@ def read_chrome_trace(stream: TraceStream, emit: Callable[[dict], None],
     # ijson's memory grows with the square of the depth: the bytes are checked before it sees them
     nesting = NestingGuard(guard)
     items = ijson.items(nesting, prefix, use_float=False, buf_size=READ_CHUNK)
+    last = stream.offset
     try:
         for index, ev in enumerate(items):
             mark()
-            add(index, ev)
+            add(index, ev, stream.offset - last)  # the bytes read while it was parsed
+            last = stream.offset
             if len(stager) >= batch_events or stager.chars >= BATCH_CHARS:
                 emit(stager.take())
                 if on_progress:
