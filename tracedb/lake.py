@@ -677,23 +677,38 @@ def open_lake(lake: str | Path) -> tuple[duckdb.DuckDBPyConnection, Path, snapsh
     recover(lake)  # what killed writers left in the lake
     folder = scratch.make("lake")
     file = folder / "lake.duckdb"
-    snap = None
+    snap = con = None
     try:
-        con = db.open_db(file)
         try:
-            snap = snapshot.take(lake, trace_tables(con))
+            # the per-trace tables of a new database, known to a process that opened a lake before
+            fingerprint = store.template_fingerprint()
+            tables = _new_tables.get(fingerprint)
+            if tables is None:
+                con = db.open_db(file)
+                tables = _new_tables.setdefault(fingerprint, trace_tables(con))
+            snap = snapshot.take(lake, tables)
             cached = _views_cache(lake, list(snap.files))
-            if cached is None or not cached.is_file():
+            if cached is not None and cached.is_file():
+                if con is not None:  # the file is replaced by the cached one: closed first
+                    con.close()
+                    con = None
+                built = _from_cache(file, cached)  # the views file as built before
+            else:
+                built = False
+            if not built:
+                con = con or db.open_db(file)
                 con.execute("BEGIN TRANSACTION")  # one commit for its hundreds of statements, not one each
                 _build_views(con, lake, list(snap.files))
                 con.execute("COMMIT")
+                con.close()
+                if cached is not None:
+                    _into_cache(file, cached)
         except duckdb.Error as exc:
             reraise_interrupt(exc)
             raise TracedbError(f"{lake}: cannot read the lake: {str(exc).strip().splitlines()[0][:300]}") from None
         finally:
-            con.close()
-        if cached is not None:
-            _through_cache(file, cached)
+            if con is not None:
+                con.close()
         con = duckdb.connect(str(file), read_only=True, config=dict(store.CONNECTION_CONFIG))
         try:
             for table in list(snap.files):
@@ -728,14 +743,24 @@ def _views_cache(lake: Path, tables: list[str]) -> Path | None:
 LAKE_VIEWS_PREFIX = "lake_views-"
 
 
-def _through_cache(file: Path, cached: Path) -> None:
-    """The views file at file from the cache when it is there (a copy), else file's into the
-    cache (store.cached: whole or not at all; a cache that cannot be written is no error)."""
-    if cached.is_file():
-        with contextlib.suppress(OSError):
-            shutil.copyfile(cached, file)
-            os.utime(cached)  # in use: not stale
-            return
+# The per-trace tables of a new database (loader.trace_tables), by what it is built from
+# (store.template_fingerprint): a process opening lakes again and again opens no database to ask.
+_new_tables: dict[str, list[str]] = {}
+
+
+def _from_cache(file: Path, cached: Path) -> bool:
+    """The views file at file, copied from the cache; whether it was there."""
+    try:
+        shutil.copyfile(cached, file)
+        os.utime(cached)  # in use: not stale
+        return True
+    except OSError:
+        return False
+
+
+def _into_cache(file: Path, cached: Path) -> None:
+    """The views file built at file into the cache (store.cached: whole or not at all; a cache that
+    cannot be written is no error)."""
     with contextlib.suppress(OSError):
         store.cached(cached, lambda path: shutil.copyfile(file, path), LAKE_VIEWS_PREFIX)
 
