@@ -274,8 +274,8 @@ def shared_folder(tmp_path_factory, name: str) -> Path:
 def built_once(tmp_path_factory, name: str):
     """A folder the whole run shares, every worker of `-n` alike, for what the body builds in it
     once: the first worker to come builds it (the others wait on its lock), and a finished build
-    is marked, so that the later ones find it built (the body then does not run). The build must
-    leave the folder as it found it to every later reader: they read it, never write it."""
+    is marked, so that the later ones find it built (the body is given None then). What is built
+    there is read by every worker, and written by none."""
     import fcntl
 
     folder = shared_folder(tmp_path_factory, name)
@@ -286,7 +286,12 @@ def built_once(tmp_path_factory, name: str):
         if done.exists():
             yield None
             return
-        yield folder
+        try:
+            yield folder
+        except BaseException:  # half built: the next worker starts from an empty folder
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            raise
         done.touch()
 
 
