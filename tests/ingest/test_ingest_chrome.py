@@ -301,3 +301,53 @@ def _no_bulk(*args, **kwargs):
     from tracedb.ingest import bulk
 
     raise bulk.NotBulk("the streaming reader asked for")
+
+
+def test_metadata_after_the_events_is_read_in_bounded_memory(con, tmp_path, monkeypatch):
+    """The streaming reader's parser stops at the event list's end, and the keys after it are read
+    as the bytes stream by: a samples array after the events, beyond the cap (lowered to 1 MiB),
+    is set aside without its bytes being held (they were held whole, then copied twice, to find
+    where the list ends). Python's allocations during the load do not grow with its size: a
+    samples array four times as large costs what the smaller one does, within a few MiB."""
+    import tracemalloc
+
+    from tracedb.ingest import layout
+
+    monkeypatch.setattr(layout, "MAX_METADATA_CHARS", 1 << 20)
+    monkeypatch.setattr("tracedb.ingest.readers.read_raw", _no_bulk)
+    events = [{"ph": "X", "cat": "kernel", "name": f"k{i}", "pid": 0, "tid": 7, "ts": i * 10, "dur": 5}
+              for i in range(20)]
+    warm = tmp_path / "warm.json"  # what a first load imports is not the load's memory
+    warm.write_text(json.dumps({"traceEvents": events, "x": 1}))
+    load(con, warm)
+    peaks = []
+    for n in (60_000, 240_000):
+        samples = _samples(n)
+        path = tmp_path / f"tail{n}.json"
+        path.write_text(json.dumps({"traceEvents": events, "samples": samples, "after": [1, {"x": "]"}]}))
+        tracemalloc.start()
+        try:
+            out = load(con, path)
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+        assert (out.events, out.complete) == (20, True)
+        rows = {k: json.loads(v) for k, v in con.execute(
+            "SELECT key, value FROM trace_metadata JOIN traces USING (trace_id) WHERE name = ?", [path.stem]).fetchall()}
+        assert rows == {"samples": {"set_aside_bytes": len(json.dumps(samples))}, "after": [1, {"x": "]"}]}
+    assert path.stat().st_size > 16 << 20
+    assert peaks[1] < peaks[0] + (2 << 20) and peaks[1] < 24 << 20, peaks  # it held 23 MB, then 62 MB
+
+
+@pytest.mark.parametrize("text, problem", [
+    ('{"traceEvents": [{"ph": "X", "name": "k", "ts": 1, "dur": 1, "pid": 0, "tid": 0}], "samples": [1, 2',
+     "file ends early (truncated), in the keys after the traceEvents list"),
+    ('{"traceEvents": [{"ph": "X", "name": "k", "ts": 1, "dur": 1, "pid": 0, "tid": 0}], "x": 1} junk',
+     "cannot read the keys after the traceEvents list: text after the trace's closing brace"),
+])
+def test_the_keys_after_the_list_broken_keep_the_events_and_say_why(con, tmp_path, monkeypatch, text, problem):
+    monkeypatch.setattr("tracedb.ingest.readers.read_raw", _no_bulk)
+    path = tmp_path / "broken_tail.json"
+    path.write_text(text)
+    out = load(con, path)
+    assert (out.events, out.complete, out.problem) == (1, False, problem)

@@ -303,7 +303,8 @@ def read_chrome_trace(stream: TraceStream, emit: Callable[[dict], None],
 
     guard = SurrogateGuard(HeadMask(stream, capture) if kind == "object" else stream)
     # ijson's memory grows with the square of the depth: the bytes are checked before it sees them
-    nesting = NestingGuard(guard)
+    # (a trace object's parser reads to the event list's end: the keys after it are the capture's)
+    nesting = NestingGuard(guard, ends_at_depth=1 if kind == "object" else None)
     items = ijson.items(nesting, prefix, use_float=False, buf_size=READ_CHUNK)
     last = stream.offset
     try:
@@ -329,7 +330,16 @@ def read_chrome_trace(stream: TraceStream, emit: Callable[[dict], None],
     if on_progress:
         on_progress(result.event_count)
 
-    if nesting.too_deep_at is not None and capture.kind == "object" and not stream.read_error:
+    if nesting.ended_at is not None and capture.kind == "object" and capture.events_start is not None:
+        # the keys after the list, read by the capture as the rest of the text streams by
+        capture.list_ended(nesting.ended_at)
+        while not stream.read_error and stream.read(READ_CHUNK):
+            pass
+        if stream.read_error:
+            result.complete = False
+            result.problem = f"after event {index}: {stream.read_error}"
+        capture.finish(result.complete)
+    elif nesting.too_deep_at is not None and capture.kind == "object" and not stream.read_error:
         # too deep after the event list, in a metadata value (which the capture sets aside): the
         # events are whole. The rest of the text is read past the parser for the capture to see.
         while stream.read(READ_CHUNK):

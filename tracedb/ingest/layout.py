@@ -6,16 +6,19 @@ deviceProperties, traceName, ...) are recovered from the raw bytes that pass by:
 - the head, every byte before `"traceEvents": [`, is read member by member as it streams by
   (tracedb.ingest.members): each value is kept, or set aside with its size when beyond the cap,
   whatever the head's size;
-- after that only the bytes since the latest event (or segment of events) are kept. Once the
-  stream is read, the list's closing bracket is found by walking the top-level members after it
-  *backwards* from the final `}`: each member's value is skipped (strings by their quotes,
-  arrays and objects by bracket depth), then its key is read; the first array value whose key is
-  `traceEvents`, or that reaches back past the bytes kept (only the event list is that long), is
-  the list. The walk touches each byte after the list's last event at most once, so finding the
-  end is linear in the size of the metadata after the list, whatever the events hold.
+- after that, the streaming reader's parser finds the list's closing bracket by its own depth
+  count (tracedb.ingest.nesting) and says where (list_ended): the keys after it are read member
+  by member as the rest of the bytes stream by, like the head's;
+- the bulk reader holds the bytes since its latest segment of events; once the stream is read,
+  the list's closing bracket is found by walking the top-level members after it *backwards*
+  from the final `}`: each member's value is skipped (strings by their quotes, arrays and objects
+  by bracket depth, a window without escapes at once), then its key is read; the first array
+  value whose key is `traceEvents`, or that reaches back past the bytes kept (only the event list
+  is that long), is the list. The walk touches each byte after the list's last event at most
+  once; metadata after the list longer than a segment sends the file to the streaming reader.
 
-Memory stays bounded by the metadata kept plus a read chunk before the event list, and by the size
-of the metadata after it, whatever the trace size.
+Memory stays bounded by the metadata kept plus a read chunk, whatever the trace's size and the
+metadata's size, depth and position.
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ class TopLevelCapture:
         self._current = 0  # offset of the chunk being parsed now
         self._keep_from = 0
         self.walked = 0  # bytes the search for the list's end examined (for tests)
+        self._tail: _TailReader | None = None  # the keys after the list, read as they stream by
         self.keep_chunks = True  # False: the caller holds the bytes after the head (finish(held=...))
 
     # -- fed by TraceStream ---------------------------------------------------------------------
@@ -74,6 +78,8 @@ class TopLevelCapture:
             self._members = Members(MAX_METADATA_CHARS, MAX_METADATA_TOTAL, stop_at=b"traceEvents")
         if self.kind == "object" and self.events_start is None:
             self._scan_head(chunk)
+        elif self._tail is not None:
+            self._tail.feed(chunk)
         elif self.events_start is not None and self.keep_chunks:
             self._chunks.append((offset, chunk))
             while len(self._chunks) > 1 and self._chunks[1][0] <= self._keep_from:
@@ -113,6 +119,16 @@ class TopLevelCapture:
         self._members = None
 
     # -- tail -----------------------------------------------------------------------------------
+    def list_ended(self, offset: int) -> None:
+        """The event list's "]" is at offset (the event parser found it): the keys after it are read
+        from the bytes kept after it, then from each chunk as it comes, none kept."""
+        self.events_end = offset
+        self._tail = _TailReader()
+        for start, chunk in self._chunks:
+            if start + len(chunk) > offset + 1:
+                self._tail.feed(chunk[max(0, offset + 1 - start):])
+        self._chunks = []
+
     def finish(self, events_complete: bool, walk_budget: int | None = None, held=None) -> None:
         """Recover the keys after the event list once the stream has been read.
 
@@ -123,6 +139,15 @@ class TopLevelCapture:
         when the caller holds them itself (see keep_chunks); else the chunks kept here.
         """
         if self.kind != "object" or self.events_start is None:
+            return
+        if self._tail is not None:  # read as the bytes came
+            if self._tail.problem is None and self._tail.members.done:
+                self.tail_meta = dict(self._tail.members.items)
+            else:
+                self.events_end = None
+                self.problem = (f"cannot read the keys after the traceEvents list: {self._tail.problem}"
+                                if self._tail.problem else
+                                "file ends early (truncated), in the keys after the traceEvents list")
             return
         if held is not None:
             data, base = held
@@ -146,6 +171,43 @@ class TopLevelCapture:
         """Top-level keys other than traceEvents, in file order."""
         items = list((self.head_meta or {}).items()) + list((self.tail_meta or {}).items())
         return [(k, v) for k, v in items if k != "traceEvents"]
+
+
+class _TailReader:
+    """The keys after the event list (", key: value, ... }" and only whitespace after it), fed in
+    chunks: members read as the head's are, in bounded memory; problem says what is wrong."""
+
+    def __init__(self) -> None:
+        self.members = Members(MAX_METADATA_CHARS, MAX_METADATA_TOTAL)
+        self.members.feed(b"{")
+        self.started = False  # the "," or "}" after the list was read
+        self.problem: str | None = None
+
+    def feed(self, data: bytes) -> None:
+        if self.problem is not None:
+            return
+        members = self.members
+        if members.done:
+            if data.strip(_WS):
+                self.problem = "text after the trace's closing brace"
+            return
+        if not self.started:
+            i = _WS_RUN.match(data).end()
+            if i >= len(data):
+                return
+            if data[i] not in b",}":
+                self.problem = "no ',' or '}' after the list"
+                return
+            self.started = True
+            data = data[i + 1:] if data[i] == ord(",") else data[i:]
+        fed_from = members.offset
+        try:
+            members.feed(data)
+        except BadObject as exc:
+            self.problem = str(exc)
+            return
+        if members.done and data[members.ended_at - fed_from:].strip(_WS):
+            self.problem = "text after the trace's closing brace"
 
 
 def _read_tail(rest) -> dict | None:

@@ -24,6 +24,7 @@ _STRING_BODY = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*', re.S)
 _SYNTAX = re.compile(rb'["\[\]{}]')
 _LITERAL_END = re.compile(rb"[,}\] \t\r\n]")
 _NOT_SYNTAX = bytes(b for b in range(256) if b not in b'[]{}"')
+_QUOTED = re.compile(rb'"[^"]*"')
 _ROUNDS = 32  # rounds of taking matched brackets away before the bytes are read one by one
 
 
@@ -52,6 +53,7 @@ class Members:
         self.items: list[tuple[str, object]] = []  # (key, value or SetAside), in order
         self.kept = 0  # bytes of the values kept
         self.stopped_at: int | None = None  # offset just after the "[" of stop_at's array
+        self.ended_at: int | None = None  # offset just after the object's closing "}"
         self.offset = 0  # bytes fed so far
         self._state = _OPEN
         self._key = bytearray()
@@ -89,6 +91,7 @@ class Members:
                 elif state == _KEY:
                     if c == ord("}") and not self.items and not self._key:
                         self._state = _DONE
+                        self.ended_at = base + i + 1
                         return None
                     if c != ord('"'):
                         raise BadObject(f"a key expected at byte {base + i}")
@@ -115,6 +118,7 @@ class Members:
                         i += 1
                     elif c == ord("}"):
                         self._state = _DONE
+                        self.ended_at = base + i + 1
                         return None
                     else:
                         raise BadObject(f"',' or '}}' expected at byte {base + i}")
@@ -255,10 +259,15 @@ def bracket_balance(text: bytes, openers: bytes) -> tuple[int, int, bool] | None
     enough to tell (deep nesting), so that the caller reads the text token by token."""
     if b"\\" in text:
         return None
-    parts = text.translate(None, _NOT_SYNTAX).split(b'"')
-    # with no escape every quote opens or closes a string: the even parts are outside them
+    syntax = text.translate(None, _NOT_SYNTAX)
+    # with no escape every quote opens or closes a string: what lies between two is inside one,
+    # and after an odd last quote the text ends inside one
+    inside = syntax.count(b'"') % 2 == 1
+    outside = _QUOTED.sub(b"", syntax)
+    if inside:
+        outside = outside[:outside.rindex(b'"')]
     closers = b"[]{}".translate(None, openers)
-    brackets = b"".join(parts[0::2]).translate(bytes.maketrans(openers + closers, b"(())"))
+    brackets = outside.translate(bytes.maketrans(openers + closers, b"(())"))
     for _ in range(_ROUNDS):
         fewer = brackets.replace(b"()", b"")
         if len(fewer) == len(brackets):
@@ -267,4 +276,4 @@ def bracket_balance(text: bytes, openers: bytes) -> tuple[int, int, bool] | None
     else:
         return None
     closes = len(brackets) - len(brackets.lstrip(b")"))
-    return closes, len(brackets) - closes, len(parts) % 2 == 0
+    return closes, len(brackets) - closes, inside

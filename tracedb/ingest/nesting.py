@@ -42,6 +42,19 @@ def _deepest(brackets: bytes) -> int:
     return len(brackets) + _ROUNDS
 
 
+def _closes_first(brackets: bytes) -> int:
+    """A bound below on how many levels brackets (outside strings) close before they open one
+    they keep: matched pairs taken away, as _deepest does; all of them when that takes too long."""
+    for _ in range(_ROUNDS):
+        fewer = brackets.replace(b"[]", b"").replace(b"{}", b"")
+        if len(fewer) == len(brackets):
+            break
+        brackets = fewer
+    else:
+        return len(brackets)
+    return len(brackets) - len(brackets.lstrip(b"]}"))
+
+
 class TooDeep(ValueError):
     """The JSON text nests deeper than MAX_DEPTH."""
 
@@ -51,9 +64,14 @@ class NestingGuard:
     than limit arrays or objects at once, so that the parser reads every event before it, then
     raises TooDeep naming that byte."""
 
-    def __init__(self, source, limit: int = MAX_DEPTH) -> None:
+    def __init__(self, source, limit: int = MAX_DEPTH, ends_at_depth: int | None = None) -> None:
+        """ends_at_depth: the depth whose return, by a closing bracket, ends the text the parser
+        reads (1 for a trace object whose keys before the event list are blanked: the event
+        list's "]"); the parser is then given the object's "}", and nothing after."""
         self.source = source
         self.limit = limit
+        self.ends_at_depth = ends_at_depth
+        self.ended_at: int | None = None  # offset of the bracket that ended the text, once read
         self.depth = 0
         self._in_string = False
         self._escape = b""  # a backslash that ended the last chunk inside a string
@@ -64,8 +82,14 @@ class NestingGuard:
     def read(self, size: int = -1) -> bytes:
         if self._too_deep:
             raise TooDeep(self._too_deep)
+        if self.ended_at is not None:
+            return b""
         data = self.source.read(size)
         cut = self._check(data)
+        if self.ended_at is not None:  # the text the parser reads ends here
+            end = self.ended_at - self._at
+            self._at += end + 1
+            return data[:end + 1] + b"}"
         if cut is not None:
             self.too_deep_at = self._at + cut
             self._too_deep = f"JSON nested more than {self.limit} levels deep at byte {self._at + cut} of the JSON text"
@@ -88,10 +112,12 @@ class NestingGuard:
             pos = (len(text) if quote < 0 else quote + 1) if inside else 0  # past a string begun earlier
         brackets = outside.translate(None, _NOT_BRACKETS)
         opens = brackets.count(b"[") + brackets.count(b"{")
-        if self.depth + _deepest(brackets) <= self.limit:
+        ending = self.ends_at_depth is not None and self.depth - _closes_first(brackets) <= self.ends_at_depth
+        if not ending and self.depth + _deepest(brackets) <= self.limit:
             self.depth += 2 * opens - len(brackets)
             return None
-        # This chunk may go beyond the bound: walk its strings and brackets to find where.
+        # This chunk may go beyond the bound, or end the text: walk its strings and brackets to
+        # find where.
         depth = self.depth
         for token in _TOKEN.finditer(text, pos):
             c = text[token.start()]
@@ -101,6 +127,9 @@ class NestingGuard:
                     return token.start() - (len(text) - len(data))
             elif c in b"]}":
                 depth -= 1
+                if ending and depth == self.ends_at_depth:
+                    self.ended_at = self._at + token.start() - (len(text) - len(data))
+                    break
         self.depth = depth
         return None
 
