@@ -339,14 +339,6 @@ def read_chrome_trace(stream: TraceStream, emit: Callable[[dict], None],
             result.complete = False
             result.problem = f"after event {index}: {stream.read_error}"
         capture.finish(result.complete)
-    elif nesting.too_deep_at is not None and capture.kind == "object" and not stream.read_error:
-        # too deep after the event list, in a metadata value (which the capture sets aside): the
-        # events are whole. The rest of the text is read past the parser for the capture to see.
-        while stream.read(READ_CHUNK):
-            pass
-        capture.finish(True)
-        if capture.events_end is not None and capture.tail_meta is not None and nesting.too_deep_at > capture.events_end:
-            result.complete, result.problem = True, None
     else:
         capture.finish(result.complete)
     if capture.kind == "object" and capture.events_start is None:

@@ -77,7 +77,6 @@ class NestingGuard:
         self._escape = b""  # a backslash that ended the last chunk inside a string
         self._at = 0  # offset of the next byte read
         self._too_deep: str | None = None
-        self.too_deep_at: int | None = None  # offset of the bracket that went beyond the limit
 
     def read(self, size: int = -1) -> bytes:
         if self._too_deep:
@@ -91,7 +90,6 @@ class NestingGuard:
             self._at += end + 1
             return data[:end + 1] + b"}"
         if cut is not None:
-            self.too_deep_at = self._at + cut
             self._too_deep = f"JSON nested more than {self.limit} levels deep at byte {self._at + cut} of the JSON text"
             if cut == 0:  # an empty read would be taken for the end of the text
                 raise TooDeep(self._too_deep)
