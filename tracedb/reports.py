@@ -662,10 +662,12 @@ def pasteable(report: Report, values: dict[str, Any], section: str | None = None
     return "\n".join(lines)
 
 
-def run(con: duckdb.DuckDBPyConnection, report: Report, values: dict[str, Any]) -> list[tuple[Section, list[str], list[tuple]]]:
-    """Run every section of a report; returns each section with its column names and rows."""
+def run(con: duckdb.DuckDBPyConnection, report: Report, values: dict[str, Any],
+        section: str | None = None) -> list[tuple[Section, list[str], list[tuple]]]:
+    """Run every section of a report, or the one named; returns each section run with its column
+    names and rows."""
     compute(con, report, values)
-    return [(section, *_execute(con, report, section.sql, values)) for section in report.sections]
+    return [(s, *_execute(con, report, s.sql, values)) for s in report.sections if section in (None, s.name)]
 
 
 def compute(con: duckdb.DuckDBPyConnection, report: Report, values: dict[str, Any]) -> None:
@@ -677,14 +679,16 @@ def compute(con: duckdb.DuckDBPyConnection, report: Report, values: dict[str, An
 
 
 def run_by_limit(con: duckdb.DuckDBPyConnection, report: Report, values: dict[str, Any],
-                 limits: list[int]) -> dict[int, list[tuple[Section, list[str], list[tuple]]]]:
+                 limits: list[int], only: str | None = None) -> dict[int, list[tuple[Section, list[str], list[tuple]]]]:
     """run() for each of several limits of a report whose rows past its limit fold into a last
     row (why), in one query a section: the section's SQL joined laterally to the limits, so that
     its work that does not depend on the limit (all of why's but the choice of findings) is done
-    once. Returns each limit's sections as run() does."""
+    once. Returns each limit's sections as run() does (only: the one section to run, if any)."""
     out: dict[int, list] = {limit: [] for limit in limits}
     compute(con, report, values)
     for section in report.sections:
+        if only not in (None, section.name):
+            continue
         if "$limit" not in section.sql:
             ran = _execute(con, report, section.sql, values)
             for limit in limits:
@@ -804,7 +808,7 @@ class Bound:
     def run(self, con: duckdb.DuckDBPyConnection) -> ReportResult:
         """Run the report on a connection: its ReportResult."""
         bound = self.on(con)
-        return bound._result(con, run(con, bound.report, bound.values), self.given_limit)
+        return bound._result(con, run(con, bound.report, bound.values, self.section), self.given_limit)
 
     def run_by_limit(self, con: duckdb.DuckDBPyConnection, limits: list[int]) -> dict[int, ReportResult]:
         """A report whose rows past its limit fold into a last row (why), for each of several
@@ -816,7 +820,7 @@ class Bound:
         bound = self.on(con)
         bound.values["limit"] = max(limits)
         return {n: Bound(bound.report, {**bound.values, "limit": n}, bound.section)._result(con, results, None)
-                for n, results in run_by_limit(con, bound.report, bound.values, list(limits)).items()}
+                for n, results in run_by_limit(con, bound.report, bound.values, list(limits), self.section).items()}
 
     def _result(self, con: duckdb.DuckDBPyConnection, results: list[tuple[Section, list[str], list[tuple]]],
                 given_limit: Any) -> ReportResult:
@@ -831,7 +835,7 @@ class Bound:
         limit = values.get("limit")
         limited = limit is not None and not report.limit_folds and any(
             "$limit" in sec.sql and len(rows) >= limit for sec, _, rows in results)
-        every = {sec.name: rows for sec, _, rows in run(con, report, {**values, "limit": ALL_ROWS})
+        every = {sec.name: rows for sec, _, rows in run(con, report, {**values, "limit": ALL_ROWS}, self.section)
                  if "$limit" in sec.sql} if limited else {}
         out = {}
         for sec, columns, rows in results:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import importlib
 import io
+import json
 from pathlib import Path
 
 import pytest
@@ -236,3 +237,29 @@ def test_a_prepared_report_is_what_every_caller_runs(bert):
     shown = run_cli("report", "kernels", "--trace", "h100_*", "--limit", "3", "--show-sql", db=bert,
                     check=True).stdout
     assert shown.rstrip("\n") == bound.script()
+
+
+def test_a_section_asked_for_is_the_only_one_run(bert, monkeypatch):
+    """--section (section= in the API) runs that section's query alone: the others are neither
+    shown nor paid for (compare's why section was most of a `--section main`'s time)."""
+    from tracedb import reports
+
+    ran = []
+    real = reports._execute
+
+    def counting(con, report, sql, values):
+        ran.append(sql.split("\n", 1)[0])
+        return real(con, report, sql, values)
+
+    monkeypatch.setattr(reports, "_execute", counting)
+    with tracedb.connect(bert) as db:
+        whole = db.report("compare", trace="h100_bert-small", vs="mi300_bert-small")
+        assert len(ran) == len(whole.sections) > 2
+        ran.clear()
+        one = db.report("compare", trace="h100_bert-small", vs="mi300_bert-small", section="summary")
+    assert ran == ["-- Section: summary"] and list(one.sections) == ["summary"]
+    assert one.sections["summary"].rows == whole.sections["summary"].rows
+    ran.clear()
+    out = run_cli("report", "compare", "--trace", "h100_bert-small", "--vs", "mi300_bert-small", "--section", "why",
+                  "--format", "json", db=bert, check=True).stdout
+    assert ran == ["-- Section: why"] and json.loads(out)
