@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import sys
 import textwrap
@@ -530,6 +531,11 @@ def run_report(
     if rules_file:
         with api.connect(_db_path(db), read_only=False, create=False) as database:
             _add_rules(database, rules_file)
+    sections = [s.name for s in bound.report.sections if s.first] + [s.name for s in bound.report.sections if not s.first]
+    main_only = present.renderer(fmt).one_table and output is None and bound.section is None \
+        and len(sections) > 1 and "main" in sections
+    if main_only:  # a stream holds one table: the others are named, not run
+        bound = dataclasses.replace(bound, section="main")
     with api.connect(_db_path(db), wait=_seconds(wait)) as database:
         own = bound.values.get("limit")
         if present.renderer(fmt).screen and output is None and limit is None and bound.report.limit_folds \
@@ -540,6 +546,12 @@ def run_report(
         else:
             # the timeline strips are drawn for an HTML page alone, while the database is open
             result = database.run(bound, strips=present.renderer(fmt).figures)
+    if main_only:
+        rest = [n for n in sections if n != "main"]
+        say(f"tracedb: report {name}: the main table; its other tables ({', '.join(rest)}): "
+            "--section NAME, or -o FILE.csv for a file each")
+        _print_report(result, fmt)
+        return
     if present.renderer(fmt).one_table and len(result.sections) > 1:  # a stream or a file each
         if output is None:
             rest = [n for n in result.sections if n != result.main_name]

@@ -241,7 +241,8 @@ def test_a_prepared_report_is_what_every_caller_runs(bert):
 
 def test_a_section_asked_for_is_the_only_one_run(bert, monkeypatch):
     """--section (section= in the API) runs that section's query alone: the others are neither
-    shown nor paid for (compare's why section was most of a `--section main`'s time)."""
+    shown nor paid for (compare's why section was most of a `--section main`'s time); so does
+    CSV on standard output, which shows the main table alone."""
     from tracedb import reports
 
     ran = []
@@ -263,3 +264,8 @@ def test_a_section_asked_for_is_the_only_one_run(bert, monkeypatch):
     out = run_cli("report", "compare", "--trace", "h100_bert-small", "--vs", "mi300_bert-small", "--section", "why",
                   "--format", "json", db=bert, check=True).stdout
     assert ran == ["-- Section: why"] and json.loads(out)
+    ran.clear()  # CSV on standard output holds the main table alone: the others are named, not run
+    csv_run = run_cli("report", "compare", "--trace", "h100_bert-small", "--vs", "mi300_bert-small",
+                      "--format", "csv", db=bert, check=True)
+    assert ran == ["-- Report: compare"] and "its other tables (why, wall-clock, summary, steps)" in csv_run.stderr
+    assert list(csv.reader(io.StringIO(csv_run.stdout)))[0] == whole.sections["main"].columns
