@@ -141,9 +141,8 @@ class TopLevelCapture:
         if self.kind != "object" or self.events_start is None:
             return
         if self._tail is not None:  # read as the bytes came
-            if self._tail.problem is None and self._tail.members.done:
-                self.tail_meta = dict(self._tail.members.items)
-            else:
+            self.tail_meta = self._tail.keys()
+            if self.tail_meta is None:
                 self.events_end = None
                 self.problem = (f"cannot read the keys after the traceEvents list: {self._tail.problem}"
                                 if self._tail.problem else
@@ -209,22 +208,18 @@ class _TailReader:
         if members.done and data[members.ended_at - fed_from:].strip(_WS):
             self.problem = "text after the trace's closing brace"
 
+    def keys(self) -> dict | None:
+        """The keys read, once the object closed with nothing wrong; else None."""
+        return dict(self.members.items) if self.problem is None and self.members.done else None
+
 
 def _read_tail(rest) -> dict | None:
     """The keys after the event list, from the bytes after its "]" (", key: value, ... }"), each
     value kept or set aside as the head's are; None when they are not an object's last members."""
-    i = _WS_RUN.match(rest).end()
-    if i >= len(rest) or rest[i] not in b",}":
-        return None
-    members = Members(MAX_METADATA_CHARS, MAX_METADATA_TOTAL)
-    try:
-        members.feed(b"{")
-        start = i + 1 if rest[i] == ord(",") else i
-        for at in range(start, len(rest), _TAIL_CHUNK):
-            members.feed(bytes(rest[at:at + _TAIL_CHUNK]))
-    except BadObject:
-        return None
-    return dict(members.items) if members.done else None
+    tail = _TailReader()
+    for at in range(0, len(rest), _TAIL_CHUNK):
+        tail.feed(bytes(rest[at:at + _TAIL_CHUNK]))
+    return tail.keys()
 
 
 class ListClose(NamedTuple):

@@ -41,6 +41,8 @@ class BadObject(ValueError):
 
 # States of the scan.
 _OPEN, _KEY, _IN_KEY, _COLON, _VALUE, _IN_VALUE, _AFTER, _DONE = range(8)
+# The states that read one byte: (that byte, the state after it, what its absence is called).
+_ONE_BYTE = {_OPEN: (ord("{"), _KEY, "not a JSON object"), _COLON: (ord(":"), _VALUE, "':' expected")}
 
 
 class Members:
@@ -83,10 +85,11 @@ class Members:
                 if i >= n:
                     break
                 c = data[i]
-                if state == _OPEN:
-                    if c != ord("{"):
-                        raise BadObject(f"not a JSON object at byte {base + i}")
-                    self._state = _KEY
+                if state in _ONE_BYTE:
+                    byte, after, error = _ONE_BYTE[state]
+                    if c != byte:
+                        raise BadObject(f"{error} at byte {base + i}")
+                    self._state = after
                     i += 1
                 elif state == _KEY:
                     if c == ord("}") and not self.items and not self._key:
@@ -97,11 +100,6 @@ class Members:
                         raise BadObject(f"a key expected at byte {base + i}")
                     self._key = bytearray(b'"')
                     self._state = _IN_KEY
-                    i += 1
-                elif state == _COLON:
-                    if c != ord(":"):
-                        raise BadObject(f"':' expected at byte {base + i}")
-                    self._state = _VALUE
                     i += 1
                 elif state == _VALUE:
                     if c == ord("[") and self.stop_at is not None and self._key_text() == self.stop_at.decode():

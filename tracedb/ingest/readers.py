@@ -185,14 +185,13 @@ def store_metadata(con: duckdb.DuckDBPyConnection, trace_id: int, metadata, resu
     stored as {"set_aside_bytes": N}, and said there too."""
     rows, replaced, aside = [], 0, []
     for i, (key, value) in enumerate(metadata):
-        if not isinstance(value, SetAside):
-            text = json_text(value)
-            if len(text) > MAX_METADATA_CHARS:
-                value = SetAside(len(text), f"beyond {MAX_METADATA_CHARS >> 20} MiB of JSON")
+        text = None if isinstance(value, SetAside) else json_text(value)
+        if text is not None and len(text) > MAX_METADATA_CHARS:
+            value = SetAside(len(text), f"beyond {MAX_METADATA_CHARS >> 20} MiB of JSON")
         if isinstance(value, SetAside):
             aside.append(f"{key} ({value.size:,} bytes, {value.reason})")
-            value = {"set_aside_bytes": value.size}
-        text, where = replace_lone_surrogates(json_text(value).encode("utf-8", "surrogatepass"))
+            text = json_text({"set_aside_bytes": value.size})
+        text, where = replace_lone_surrogates(text.encode("utf-8", "surrogatepass"))
         key_text, key_where = replace_lone_surrogates(json_text(key).encode("utf-8", "surrogatepass"))
         replaced += len(where) + len(key_where)
         rows.append((trace_id, i, json.loads(key_text), text.decode()))
