@@ -36,7 +36,11 @@ LIMIT $limit;
 --   b_total_ns     duration  total  B's
 --   a_below_half   percent          share of A's time in shapes below 50 % of their peak
 --   b_below_half   percent          share of B's
-WITH a AS (SELECT * FROM roofline_shapes($trace)), b AS (SELECT * FROM roofline_shapes($vs)),
+WITH shapes AS MATERIALIZED (
+    SELECT * FROM roofline_shapes_of((SELECT list(trace_id) FROM traces
+                                      WHERE is_trace(name, trace_id, $trace) OR is_trace(name, trace_id, $vs)))
+), a AS (SELECT * FROM shapes WHERE is_trace(trace, trace_id, $trace)),
+b AS (SELECT * FROM shapes WHERE is_trace(trace, trace_id, $vs)),
 s AS (
     SELECT 'A' AS side, family, total_ns, peak_pct FROM a
     UNION ALL SELECT 'B', family, total_ns, peak_pct FROM b

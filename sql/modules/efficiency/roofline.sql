@@ -648,6 +648,11 @@ QUALIFY row_number() OVER (PARTITION BY t.trace_id ORDER BY p.rank NULLS LAST) =
 CREATE OR REPLACE MACRO op_roofline_of(want_ids) AS TABLE
 WITH matched AS MATERIALIZED (
     SELECT * FROM replayed_kernel_calls WHERE want_ids IS NULL OR list_contains(want_ids, trace_id)
+), work AS MATERIALIZED (
+    -- the calls of the traces wanted and of their capture traces, in one op_work_of: the macro is
+    -- large, and DuckDB plans each use of it anew (two took half of a report's planning)
+    SELECT * FROM op_work_of(CASE WHEN want_ids IS NOT NULL THEN
+                                 list_distinct(want_ids || (SELECT coalesce(list(capture_id), []) FROM matched)) END)
 ), replayed_calls AS (
     -- a replay's kernels, counted to the captured calls (replayed_kernel_calls) with their shapes:
     -- one call per captured call and replay of the graph
@@ -662,8 +667,7 @@ WITH matched AS MATERIALIZED (
     JOIN cpu_ops launcher ON launcher.trace_id = m.capture_id AND launcher.event_id = m.call_event_id
     JOIN cpu_ops called ON called.trace_id = m.capture_id AND called.pid = launcher.pid AND called.tid = launcher.tid
                        AND called.ts_ns <= launcher.ts_ns AND launcher.ts_ns <= called.ts_ns + called.dur_ns
-    JOIN op_work_of((SELECT coalesce(list(DISTINCT capture_id), []) FROM matched)) o
-      ON o.trace_id = m.capture_id AND o.event_id = called.event_id
+    JOIN work o ON o.trace_id = m.capture_id AND o.event_id = called.event_id
     GROUP BY m.trace_id, m.launch_id, o.event_id, o.cpu_op, o.family, o.shape, o.dtype, o.flops, o.bytes, o.reason,
              o.heads, o.assumption
 ), replayed AS (
@@ -687,7 +691,8 @@ WITH matched AS MATERIALIZED (
     LEFT JOIN step_sequence_sums s ON s.trace_id = r.trace_id AND s.ts_ns <= r.launch_ns AND r.launch_ns < s.end_ns
     QUALIFY row_number() OVER (PARTITION BY r.trace_id, r.event_id, r.launch_ns ORDER BY s.ts_ns DESC NULLS LAST) = 1
 ), calls AS (
-    SELECT * FROM op_work_of(want_ids) UNION ALL SELECT * FROM replayed
+    SELECT * FROM work WHERE want_ids IS NULL OR list_contains(want_ids, trace_id)
+    UNION ALL SELECT * FROM replayed
 ), w AS (
     SELECT o.*, p.device,
            CASE peak_dtype(o.dtype) WHEN 'fp32' THEN p.fp32 WHEN 'bf16' THEN p.bf16 WHEN 'fp16' THEN p.fp16
@@ -737,9 +742,10 @@ FROM w;
 --   peak_pct     achieved share of the bound resource's peak, percent
 CREATE OR REPLACE VIEW op_roofline AS SELECT * FROM op_roofline_of(NULL);
 
--- Each (cpu_op, shape, dtype) of a trace on its roofline: calls, time, achieved rates and the share
--- of the bounding peak (table macro).
--- Parameters: want_trace: trace name or #id, NULL for every trace.
+-- Each (cpu_op, shape, dtype) of the traces of a list of trace ids (NULL: every trace) on their
+-- roofline: calls, time, achieved rates and the share of the bounding peak (table macro). One use
+-- reads any number of traces: a comparison plans op_roofline_of once (roofline_shapes, below,
+-- takes a trace's name).
 -- Columns:
 --   trace_id     the trace
 --   trace        its name
@@ -761,14 +767,13 @@ CREATE OR REPLACE VIEW op_roofline AS SELECT * FROM op_roofline_of(NULL);
 --   peak_pct     achieved share of the bounding peak, percent
 --   reason       why FLOPs or bytes are missing
 --   assumption   what its FLOPs and bytes assume that the trace does not record (a MoE's expert sizes)
-CREATE OR REPLACE MACRO roofline_shapes(want_trace) AS TABLE
+CREATE OR REPLACE MACRO roofline_shapes_of(want_ids) AS TABLE
 WITH g AS (
     SELECT r.trace_id, t.name AS trace, r.cpu_op, r.family, r.shape, r.dtype, count(*) AS calls,
            sum(r.gpu_ns) AS total_ns, any_value(r.flops) AS flops, any_value(r.bytes) AS bytes,
            sum(r.flops) AS all_flops, sum(r.bytes) AS all_bytes, any_value(r.peak_tflops) AS peak_tflops,
            any_value(r.peak_tbps) AS peak_tbps, any_value(r.reason) AS reason, any_value(r.assumption) AS assumption
-    FROM op_roofline_of((SELECT list(trace_id) FROM traces
-                         WHERE want_trace IS NULL OR is_trace(name, trace_id, want_trace))) r
+    FROM op_roofline_of(want_ids) r
     JOIN traces t USING (trace_id)
     WHERE r.gpu_ns > 0
     GROUP BY ALL
@@ -788,6 +793,12 @@ SELECT trace_id, trace, cpu_op, family, shape, dtype, calls, total_ns, flops, by
                   ELSE tbps / peak_tbps END AS peak_pct,
        reason, assumption
 FROM r;
+
+-- roofline_shapes_of for one trace, or every trace (table macro; the same columns).
+-- Parameters: want_trace: trace name or #id, NULL for every trace.
+CREATE OR REPLACE MACRO roofline_shapes(want_trace) AS TABLE
+SELECT * FROM roofline_shapes_of((SELECT list(trace_id) FROM traces
+                                  WHERE want_trace IS NULL OR is_trace(name, trace_id, want_trace)));
 
 -- The same (cpu_op, shape, dtype) on two traces side by side, each on its own device's roofline
 -- (table macro): the cross-vendor efficiency comparison. The serving libraries' norms, rotary
@@ -814,7 +825,11 @@ FROM r;
 --   at_stake_ns  a_total_ns - b_total_ns
 --   assumption   what either side's FLOPs and bytes assume that its trace does not record ('A: ...; B: ...')
 CREATE OR REPLACE MACRO efficiency_pairs(trace_a, trace_b) AS TABLE
-WITH a AS (SELECT * FROM roofline_shapes(trace_a)), b AS (SELECT * FROM roofline_shapes(trace_b))
+WITH shapes AS MATERIALIZED (
+    SELECT * FROM roofline_shapes_of((SELECT list(trace_id) FROM traces
+                                      WHERE is_trace(name, trace_id, trace_a) OR is_trace(name, trace_id, trace_b)))
+), a AS (SELECT * FROM shapes WHERE is_trace(trace, trace_id, trace_a)),
+b AS (SELECT * FROM shapes WHERE is_trace(trace, trace_id, trace_b))
 SELECT CASE WHEN a.cpu_op <> b.cpu_op THEN perf_op(a.cpu_op, a.family) ELSE coalesce(a.cpu_op, b.cpu_op) END AS cpu_op,
        coalesce(a.family, b.family) AS family,
        coalesce(a.shape, b.shape) AS shape, coalesce(a.dtype, b.dtype) AS dtype,
