@@ -91,8 +91,8 @@ _GAPS = """
 SELECT s.side, _why_gap_kind(g.cause) || '|' || _why_gap_what(g.cause, k.frame, g.frame, g.sync_call, g.after_op) AS part,
        g.start_ns, g.end_ns, g.launch_tid, g.sync_call
 FROM compared_sides($trace, $vs) s
-JOIN (SELECT * FROM gpu_idle_gaps($trace, 1000 * $min_gap_us)
-      UNION ALL SELECT * FROM gpu_idle_gaps($vs, 1000 * $min_gap_us)) g USING (trace_id)
+JOIN gpu_idle_gaps_of((SELECT coalesce(list(DISTINCT trace_id), []) FROM compared_sides($trace, $vs)),
+                      1000 * $min_gap_us) g USING (trace_id)
 LEFT JOIN frame_keys((SELECT list(trace_id) FROM compared_sides($trace, $vs))) k
        ON k.trace_id = g.trace_id AND k.name = g.frame
 WHERE g.cause IN ('host launched late', 'synchronisation')

@@ -653,6 +653,11 @@ WITH matched AS MATERIALIZED (
     -- large, and DuckDB plans each use of it anew (two took half of a report's planning)
     SELECT * FROM op_work_of(CASE WHEN want_ids IS NOT NULL THEN
                                  list_distinct(want_ids || (SELECT coalesce(list(capture_id), []) FROM matched)) END)
+), modelled AS MATERIALIZED (
+    -- the capture traces' modelled calls with their spans on their threads
+    SELECT o.*, c.pid, c.tid, c.ts_ns, c.ts_ns + c.dur_ns AS end_ns
+    FROM work o JOIN cpu_ops c USING (trace_id, event_id)
+    WHERE o.trace_id IN (SELECT capture_id FROM matched)
 ), replayed_calls AS (
     -- a replay's kernels, counted to the captured calls (replayed_kernel_calls) with their shapes:
     -- one call per captured call and replay of the graph
@@ -664,10 +669,11 @@ WITH matched AS MATERIALIZED (
     -- the captured call is the modelled op whose span on its thread holds the op that launched
     -- the kernel (aten::convolution around aten::cudnn_convolution, the attention op around its
     -- backend's), as a live call's kernels are counted
+    -- (the modelled calls are the ones looked among, a few thousand where the capture's thread
+    -- holds a hundred thousand cpu_ops: the range join is the modelled calls' alone)
     JOIN cpu_ops launcher ON launcher.trace_id = m.capture_id AND launcher.event_id = m.call_event_id
-    JOIN cpu_ops called ON called.trace_id = m.capture_id AND called.pid = launcher.pid AND called.tid = launcher.tid
-                       AND called.ts_ns <= launcher.ts_ns AND launcher.ts_ns <= called.ts_ns + called.dur_ns
-    JOIN work o ON o.trace_id = m.capture_id AND o.event_id = called.event_id
+    JOIN modelled o ON o.trace_id = m.capture_id AND o.pid = launcher.pid AND o.tid = launcher.tid
+                   AND o.ts_ns <= launcher.ts_ns AND launcher.ts_ns <= o.end_ns
     GROUP BY m.trace_id, m.launch_id, o.event_id, o.cpu_op, o.family, o.shape, o.dtype, o.flops, o.bytes, o.reason,
              o.heads, o.assumption
 ), replayed AS (

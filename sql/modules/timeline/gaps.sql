@@ -24,8 +24,9 @@
 CREATE OR REPLACE MACRO is_sync_call(name) AS
     regexp_matches(name, '(?i)synchroni[sz]e|streamwaitevent|^(cuda|hip)memcpy(withstream|dtoh|2d)?$|^cuMemcpy(DtoH)?(_v2)?$');
 
--- Idle gaps of the device longer than min_gap_ns (table macro).
--- Parameters: want_trace: a trace name or id (NULL: every trace); min_gap_ns: the shortest gap kept.
+-- Idle gaps of the device longer than min_gap_ns, of the traces of a list of trace ids (table
+-- macro): one use reads any number of traces (a comparison plans it once for both sides).
+-- Parameters: want_ids: trace ids (NULL: every trace); min_gap_ns: the shortest gap kept.
 -- Columns:
 --   trace_id          trace of the gap
 --   gap               1, 2, ... in time order among the trace's gaps of at least min_gap_ns
@@ -56,10 +57,9 @@ CREATE OR REPLACE MACRO is_sync_call(name) AS
 --   frame_cpu_op      innermost cpu_op of that thread spanning the same interval
 --   sync_call         the longest synchronising runtime call of that thread overlapping the gap, or the device's cuda_sync event
 --   cause             host launched late, synchronisation, queued and waiting, or no launch recorded
-CREATE OR REPLACE MACRO gpu_idle_gaps(want_trace, min_gap_ns) AS TABLE
+CREATE OR REPLACE MACRO gpu_idle_gaps_of(want_ids, min_gap_ns) AS TABLE
 WITH a AS MATERIALIZED (
-    SELECT d.* FROM device_activity d JOIN traces t USING (trace_id)
-    WHERE want_trace IS NULL OR is_trace(t.name, t.trace_id, want_trace)
+    SELECT * FROM device_activity WHERE want_ids IS NULL OR list_contains(want_ids, trace_id)
 ), ordered AS (
     SELECT *,
            max(end_ns) OVER w AS prev_end,
@@ -182,3 +182,10 @@ LEFT JOIN callees c USING (trace_id, start_ns)
 LEFT JOIN ops o USING (trace_id, start_ns)
 LEFT JOIN syncs s USING (trace_id, start_ns)
 LEFT JOIN device_syncs ds USING (trace_id, start_ns);
+
+-- gpu_idle_gaps_of for one trace, or every trace (table macro; the same columns).
+-- Parameters: want_trace: a trace name or id (NULL: every trace); min_gap_ns: the shortest gap kept.
+CREATE OR REPLACE MACRO gpu_idle_gaps(want_trace, min_gap_ns) AS TABLE
+SELECT * FROM gpu_idle_gaps_of(CASE WHEN want_trace IS NOT NULL THEN
+                                   (SELECT coalesce(list(trace_id), []) FROM traces
+                                    WHERE is_trace(name, trace_id, want_trace)) END, min_gap_ns);

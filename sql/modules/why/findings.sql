@@ -270,9 +270,7 @@ WITH sides AS MATERIALIZED (SELECT * FROM compared_sides(trace_a, trace_b)), key
     -- the gaps of at least min_gap_us in the parts compared (in a phase: inside its steps)
     SELECT s.side, g.*, k.frame AS frame_match
     FROM sides s
-    JOIN (SELECT * FROM gpu_idle_gaps(trace_a, 1000 * min_gap_us) WHERE trace_a IS NOT NULL
-          UNION ALL
-          SELECT * FROM gpu_idle_gaps(trace_b, 1000 * min_gap_us) WHERE trace_b IS NOT NULL) g USING (trace_id)
+    JOIN gpu_idle_gaps_of((SELECT coalesce(list(DISTINCT trace_id), []) FROM sides), 1000 * min_gap_us) g USING (trace_id)
     LEFT JOIN keys k ON k.trace_id = g.trace_id AND k.name = g.frame
     WHERE want_phase IS NULL OR (NOT g.between_steps AND (g.trace_id, g.step) IN (SELECT (trace_id, step) FROM windows))
 ), gap_groups AS (
