@@ -98,14 +98,40 @@ def scale_durations(graph: Graph, events: list[int], factor: float) -> Change:
     return Change(durations={i: round((graph.events[i].end - graph.events[i].ts) * factor) for i in events})
 
 
-def _host_edges_of(graph: Graph, thread: tuple[str | None, str | None]) -> list[int]:
-    """The edges between two host nodes of one thread: its time, nested or between operations."""
-    out = []
+@dataclass
+class _ThreadEdges:
+    """A host thread's edges that took time, ordered by the time they start: where each starts and
+    ends, and the latest end among it and those before it (an edge starting before an interval
+    reaches into it only if that latest end does)."""
+    lo: list[int]
+    hi: list[int]
+    edge: list[int]
+    reach: list[int]
+
+
+def _host_edges(graph: Graph) -> dict[tuple, _ThreadEdges]:
+    """Per host thread (pid, tid), its edges between two of its host nodes that took time: its time,
+    nested or between operations. Worked out once a graph: why asks it for every frame it replays."""
+    cached = getattr(graph, "_replay_host_edges", None)
+    if cached is not None:
+        return cached
+    took = _plan(graph).took
+    spans: dict[tuple, list[tuple[int, int, int]]] = {}
     for e in range(len(graph.src)):
+        if took[e] <= 0 or graph.type[e] not in (OPERATOR, DEPENDENCY):
+            continue
         a, b = graph.events[graph.src[e] >> 1], graph.events[graph.dst[e] >> 1]
-        if graph.type[e] in (OPERATOR, DEPENDENCY) and a.kind == b.kind == "host" \
-                and (a.pid, a.tid) == (b.pid, b.tid) == thread:
-            out.append(e)
+        if a.kind == b.kind == "host" and (a.pid, a.tid) == (b.pid, b.tid):
+            spans.setdefault((a.pid, a.tid), []).append((graph.node_ts(graph.src[e]), graph.node_ts(graph.dst[e]), e))
+    out = {}
+    for thread, edges in spans.items():
+        edges.sort()
+        reach, latest = [], None
+        for _, hi, _ in edges:
+            latest = hi if latest is None else max(latest, hi)
+            reach.append(latest)
+        out[thread] = _ThreadEdges([lo for lo, _, _ in edges], [hi for _, hi, _ in edges], [e for _, _, e in edges], reach)
+    graph._replay_host_edges = out  # type: ignore[attr-defined]
     return out
 
 
@@ -119,29 +145,23 @@ def _merged(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return out
 
 
-def _overlap(merged: list[tuple[int, int]], starts: list[int], lo: int, hi: int) -> int:
-    """Nanoseconds of [lo, hi] inside the merged intervals (starts: their starts)."""
-    total = 0
-    at = max(bisect.bisect_right(starts, lo) - 1, 0)
-    while at < len(merged) and merged[at][0] < hi:
-        total += max(0, min(hi, merged[at][1]) - max(lo, merged[at][0]))
-        at += 1
-    return total
-
-
 def _host_inside(graph: Graph, thread: tuple[str | None, str | None],
                  intervals: list[tuple[int, int]]) -> dict[int, int]:
     """The host thread's edges with time inside the intervals, and how much of it (a blocking call's
-    wait is the device's time: the replay finds it, it is not the thread's)."""
-    plan = _plan(graph)
-    merged = _merged(intervals)
-    starts = [lo for lo, _ in merged]
-    inside = {}
-    for e in _host_edges_of(graph, thread):
-        if plan.took[e] > 0:
-            part = _overlap(merged, starts, graph.node_ts(graph.src[e]), graph.node_ts(graph.dst[e]))
-            if part:
-                inside[e] = part
+    wait is the device's time: the replay finds it, it is not the thread's). Each interval looks
+    only at the edges that can reach it: those starting before its end whose latest end reaches
+    past its start (two binary searches), never at every edge of the graph."""
+    edges = _host_edges(graph).get(thread)
+    inside: dict[int, int] = {}
+    if edges is None:
+        return inside
+    for lo, hi in _merged(intervals):
+        first = bisect.bisect_right(edges.reach, lo)  # before it, no edge reaches past lo
+        last = bisect.bisect_left(edges.lo, hi)  # from it on, every edge starts at hi or later
+        for i in range(first, last):
+            part = min(hi, edges.hi[i]) - max(lo, edges.lo[i])
+            if part > 0:
+                inside[edges.edge[i]] = inside.get(edges.edge[i], 0) + part
     return inside
 
 

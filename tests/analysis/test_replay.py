@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import tracedb
 from builders import GEMM, NORM, US, Built, built_graph, stream
 from conftest import run_cli
 from tracedb import replay
@@ -127,3 +128,39 @@ def test_a_synchronous_copy_removed_no_longer_holds_its_own_copy(tmp_path):
     # the copy at the call's start (20, for 5 µs), the host on at once: the operation at 30 (its
     # 10 µs after the call kept), the kernel launched at 32, running from 35 to 45
     assert after == (45 - 20) * US
+
+
+def test_the_host_s_time_in_intervals_is_what_every_edge_of_the_thread_holds(examples_db):
+    """_host_inside looks only at the edges that can reach each interval: on a real trace's steps,
+    with intervals of every length (inside one edge, across many, before and after all), it finds
+    what a walk over every edge of the thread finds."""
+    import random
+
+    from tracedb import critical
+
+    with tracedb.connect(examples_db) as db:
+        windows = critical.windows(db.con, "h100_bert-small")
+        graphs = critical.build_all(db.con, windows[0][0], [(lo, hi) for _, _, lo, hi in windows])
+    rng = random.Random(7)
+    checked = 0
+    for graph in graphs[:3]:
+        took = replay._plan(graph).took
+        for thread in {(e.pid, e.tid) for e in graph.events if e.kind == "host"}:
+            edges = [(graph.node_ts(graph.src[e]), graph.node_ts(graph.dst[e]), e) for e in range(len(graph.src))
+                     if took[e] > 0 and graph.type[e] in (critical.OPERATOR, critical.DEPENDENCY)
+                     and graph.events[graph.src[e] >> 1].kind == graph.events[graph.dst[e] >> 1].kind == "host"
+                     and (graph.events[graph.src[e] >> 1].pid, graph.events[graph.src[e] >> 1].tid) == thread
+                     and (graph.events[graph.dst[e] >> 1].pid, graph.events[graph.dst[e] >> 1].tid) == thread]
+            lo = min(e.ts for e in graph.events) - 1_000
+            hi = max(e.end for e in graph.events) + 1_000
+            for _ in range(20):
+                cuts = sorted(rng.randrange(lo, hi) for _ in range(2 * rng.randrange(1, 6)))
+                intervals = list(zip(cuts[::2], cuts[1::2]))
+                want = {}
+                for a, b, e in edges:
+                    part = sum(max(0, min(b, h) - max(a, l)) for l, h in replay._merged(intervals))
+                    if part:
+                        want[e] = part
+                assert replay._host_inside(graph, thread, intervals) == want
+                checked += bool(want)
+    assert checked >= 10  # the intervals did hold the threads' time
