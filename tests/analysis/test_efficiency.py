@@ -153,7 +153,7 @@ def test_a_device_without_peaks_gets_no_percentages(con, tmp_path, db_path):
                        "JOIN traces USING (trace_id) WHERE name = 'acme'").fetchone()
     assert rows[0] == 7 and rows[1] == 0 and rows[2] == 0
     con.close()
-    device = tracedb.connect(db_path).report("roofline", trace="acme")["device"].records()
+    device = tracedb.connect(db_path).report("roofline", trace="acme", section="device")["device"].records()
     assert device[0]["note"] == "Acme Tensor Unit 9 is not in device_peaks: no percentages (tracedb rules add your own)"
 
 
@@ -215,7 +215,7 @@ def test_roofline_html_draws_each_shape_under_its_roof(tmp_path):
     page = out.read_text(encoding="utf-8")
     svg = page[page.index("<svg"):page.index("</svg>")]
     with tracedb.connect(db) as con:
-        rows = con.report("roofline").main.records()
+        rows = con.report("roofline", section="main").main.records()
         peaks = {(r["peak_tflops"], r["peak_tbps"]) for r in rows if r["peak_tflops"] and r["peak_tbps"]}
     plotted = [r for r in rows if r["intensity"] and r["tflops"]]
     assert svg.count("<circle") == len(plotted) == 6  # every shape with FLOPs and bytes; the unshaped call not

@@ -31,7 +31,8 @@ def test_compare_many_agrees_with_each_pair(three):
         assert many.report.name == "compare-many"
         rows = many.main.records()
         for other in ("mi300_bert-small", "mi300_vllm_decode_hipgraph"):
-            pair = {r["op"]: r for r in db.report("compare", trace="h100_bert-small", vs=other).main.records()}
+            pair = {r["op"]: r
+                    for r in db.report("compare", trace="h100_bert-small", vs=other, section="main").main.records()}
             mine = {r["op"]: r for r in rows if r["trace_name"] == other}
             first = {r["op"]: r for r in rows if r["trace_name"] == "h100_bert-small"}
             assert set(pair) <= set(mine) == set(first)
@@ -111,7 +112,8 @@ def test_two_patterns_pair_the_traces_of_each_model(three):
         overview = {r["key"]: r for r in pairs.main.records()}
         assert set(overview) == {"bert-small", "vllm_decode_hipgraph"}
         assert overview["bert-small"]["paired"] == "both" and overview["vllm_decode_hipgraph"]["paired"] == "only B"
-        one = {r["op"]: r for r in db.report("compare", trace="h100_bert-small", vs="mi300_bert-small").main.records()}
+        one = {r["op"]: r for r in db.report("compare", trace="h100_bert-small", vs="mi300_bert-small",
+                                             section="main").main.records()}
         ops = [r for r in pairs["ops"].records() if r["key"] == "bert-small"]
         assert {r["op"] for r in ops} == set(one)
         for r in ops:

@@ -199,7 +199,7 @@ def test_a_model_shapes_rule_gives_what_the_trace_does_not(tmp_path):
         assert d.rules.add(rules, "model-shapes") == ("model_shapes", "gpt-oss.csv", 1)
         (shape, flops, assumption), = d.sql("SELECT shape, flops, assumption FROM op_work "
                                            "WHERE cpu_op = 'vllm::moe_forward'").rows
-        rows = d.report("roofline").main.records()
+        rows = d.report("roofline", section="main").main.records()
     t, h, i, k = 32, 3072, 1024, 2
     assert shape == "32×3072 x, 32 experts, top-2, gated" and flops == 2 * t * h * i * k * 2 + 2 * t * i * h * k
     assert assumption == "sizes of gpt-oss-test (model_shapes)"
@@ -288,7 +288,7 @@ def test_efficiency_pairs_one_norm_of_two_libraries(tmp_path):
         c.load(serving_trace(tmp_path / "nv.json", "nvidia", norm="_C::rms_norm"), name="nv")
         c.load(serving_trace(tmp_path / "amd.json", "amd"), name="amd")
     with tracedb.connect(db) as c:
-        rows = {(r["cpu_op"], r["shape"]): r for r in c.report("efficiency", trace="nv", vs="amd").main.records()}
+        rows = {(r["cpu_op"], r["shape"]): r for r in c.report("efficiency", trace="nv", vs="amd", section="main").main.records()}
     norm = rows[("RMSNorm", "32×4096")]
     assert norm["a_calls"] == norm["b_calls"] == 1 and norm["a_peak_pct"] > 0 and norm["b_peak_pct"] > 0
     shape = "64×64 q, 8×64 kv · 32 q / 55086 kv tokens, Σsq·sk 55086"
@@ -320,8 +320,8 @@ def test_real_decode_replays_agree_with_tracelens(decode, trace):
     time; and the roofline covers nearly all the SGLang step (GEMMs, attention, norms, rotary,
     activation, cache store, copies)."""
     with tracedb.connect(decode) as c:
-        rows = c.report("roofline", trace=trace).main.records()
-        coverage = c.report("roofline", trace=trace)["coverage"].records()[0]
+        rows = c.report("roofline", trace=trace, section="main").main.records()
+        coverage = c.report("roofline", trace=trace, section="coverage")["coverage"].records()[0]
     for ref in (r for r in reference() if r["trace"] == trace and not r["sheet"].startswith(("Normalization", "MoE"))):
         flops = round(float(ref["gflops"]) * 1e9)
         nbytes = round(float(ref["data_moved_mb"]) * (1 << 20))
@@ -338,7 +338,7 @@ def test_gpt_oss_moe_agrees_with_tracelens(decode):
     refs = [r for r in reference() if r["sheet"] == "MoE_unfused_fwd"]
     assert len(refs) == 2
     with tracedb.connect(decode) as c:
-        (row,) = [r for r in c.report("roofline", trace="mi300_vllm_decode_hipgraph").main.records()
+        (row,) = [r for r in c.report("roofline", trace="mi300_vllm_decode_hipgraph", section="main").main.records()
                   if r["cpu_op"] == "vllm::moe_forward"]
     assert row["flops"] == round(sum(float(r["gflops"]) for r in refs) * 1e9)
     assert row["bytes"] == pytest.approx(sum(float(r["data_moved_mb"]) for r in refs) * (1 << 20), abs=2)
@@ -352,7 +352,7 @@ def test_normalization_agrees_with_tracelens(request, database, trace, shapes):
     """The compiled SD3.5 trace's GroupNorms (its VAE: AITER's _groupnorm_run) and LayerNorms (its
     text encoders), and BERT's LayerNorms: TraceLens's FLOPs, bytes and kernel time, shape by shape."""
     with tracedb.connect(request.getfixturevalue(database)) as c:
-        rows = c.report("roofline", trace=trace).main.records()
+        rows = c.report("roofline", trace=trace, section="main").main.records()
     refs = [r for r in reference() if r["trace"] == trace and r["sheet"].startswith("Normalization")]
     assert len(refs) == shapes
     for ref in refs:
@@ -369,7 +369,7 @@ def test_inductor_kernels_agree_with_tracelens(corpus_db):
     buffers hold no fp32 tensor (TraceLens's element sizes have no 'float', so it counts such a buffer
     as 0 bytes; tracedb counts 4)."""
     with tracedb.connect(corpus_db) as c:
-        rows = c.report("roofline", trace="mi300x_xdit_sd3.5_compiled").main.records()
+        rows = c.report("roofline", trace="mi300x_xdit_sd3.5_compiled", section="main").main.records()
     refs = [r for r in reference() if r["trace"] == "mi300x_xdit_sd3.5_compiled" and r["sheet"] == "triton"]
     assert len(refs) == 19
     for ref in refs:
@@ -408,7 +408,7 @@ def test_flux_with_its_capture_covers_what_tracelens_models(corpus_db):
     roofline models at least the kernel time TraceLens's report gives a perf model (its
     unified_perf_summary.csv, has_perf_model rows: 186.3 ms)."""
     with tracedb.connect(corpus_db) as c:
-        coverage = c.report("roofline", trace="mi300x_xdit_flux1_compiled")["coverage"].records()[0]
+        coverage = c.report("roofline", trace="mi300x_xdit_flux1_compiled", section="coverage")["coverage"].records()[0]
     assert coverage["capture"] == "mi300x_xdit_flux1_graph_capture"
     assert coverage["matched_ns"] == coverage["replayed_ns"] > 0.8 * coverage["gpu_ns"]
     assert coverage["modelled_ns"] >= 186.3e6
@@ -432,8 +432,8 @@ def test_moe_pairs_across_vendors_by_shape(tmp_path):
         for name, (fused, unfused) in zip(("amd", "nvidia"), traces):
             d.load(fused, name=name)
             d.load(unfused, name=f"{name}_unfused")
-        fused_rows = d.report("efficiency", trace="amd", vs="nvidia").main.records()
-        unfused_rows = d.report("efficiency", trace="amd_unfused", vs="nvidia_unfused").main.records()
+        fused_rows = d.report("efficiency", trace="amd", vs="nvidia", section="main").main.records()
+        unfused_rows = d.report("efficiency", trace="amd_unfused", vs="nvidia_unfused", section="main").main.records()
     (row,) = fused_rows
     assert row["cpu_op"] == "fused MoE" and row["shape"] == "32×4096 x, 8×28672×4096 w1, top-2"
     assert (row["a_total_ns"], row["b_total_ns"], row["assumption"]) == (40_000, 60_000, None)
