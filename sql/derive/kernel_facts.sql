@@ -10,9 +10,7 @@
 -- Derives kernel_facts and python_stacks of one trace ($trace_id) from the live definitions in
 -- sql/modules (_kernel_ops_live, _kernel_phases_live, _launch_leaves_live, _stack_frames_of,
 -- _launch_stack_keys_of, _open_stacks_of, _kernel_layers_live, _kernel_order_live).
--- Runs inside the load transaction, and again for every trace when rules or views change. A trace
--- without kernels has none of these facts: nothing to derive (a CPU-only trace loads without it).
--- When: EXISTS (SELECT 1 FROM kernels k WHERE k.trace_id = traces.trace_id)
+-- Runs inside the load transaction, and again for every trace when rules or views change.
 
 DELETE FROM kernel_facts WHERE trace_id = $trace_id;
 
