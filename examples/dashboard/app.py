@@ -4,7 +4,9 @@
     streamlit run examples/dashboard/app.py -- --db demo.duckdb
 
 Every question opens the file read-only and closes it at once (see `report`), so `tracedb load`
-can write to the same file between two clicks. The tables and charts are tracedb's own reports
+can write to the same file between two clicks. Streamlit runs the page again on every click: a
+report already run on the file as it stands is kept (st.cache_data), and a load or a removal,
+which changes the file, has the reports run again. The tables and charts are tracedb's own reports
 (db.report), so they hold exactly what `tracedb report` prints; durations are shown in the unit
 the terminal table picks for each column (Result.in_units).
 """
@@ -33,9 +35,42 @@ def database_path() -> Path:
 
 
 def report(db: Path, name: str, **params) -> dict[str, tracedb.Result]:
-    """A report's sections, from one short read-only connection (it never keeps a writer out)."""
+    """A report's sections, from one short read-only connection (it never keeps a writer out).
+    Streamlit runs the whole page again on every click: a report already run on the file as it
+    stands is not run again (a load that changes the file changes the key)."""
+    return _report(str(db), file_state(db), name, tuple(sorted(params.items())))
+
+
+def file_state(db: Path) -> tuple:
+    """What a load or a removal changes: the size and time of the database file and of its
+    write-ahead log, or of a trace lake's folder of traces (None where there is none)."""
+    state = []
+    for path in (db, db.with_name(db.name + ".wal"), db / "traces"):
+        try:
+            st_ = path.stat()
+        except OSError:
+            state.append(None)
+        else:
+            state.append((st_.st_size, st_.st_mtime_ns))
+    return tuple(state)
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def _report(db: str, state: tuple, name: str, params: tuple) -> dict[str, tracedb.Result]:
     with tracedb.connect(db) as con:
-        return con.report(name, **params).sections
+        return con.report(name, **dict(params)).sections
+
+
+def strips(db: Path, traces: tuple[str, str], step: int | None) -> str:
+    """The timeline strips of A above B (one step, or the slowest and a typical one), drawn once
+    for the file as it stands, like report()."""
+    return _strips(str(db), file_state(db), traces, step)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _strips(db: str, state: tuple, traces: tuple[str, str], step: int | None) -> str:
+    with tracedb.connect(db) as con:
+        return con.timeline_strips(list(traces), step=step)
 
 
 # Units a column of Result.in_units() names in its header ("a_total ms", "share %").
@@ -231,11 +266,10 @@ def show(db: Path) -> None:
             st.subheader("Steps")
             stacked_steps(compare["steps"], (a, b))
             st.subheader("Steps on the timeline")  # A's slowest and typical step above B's, gaps by cause
-            with tracedb.connect(db) as con:
-                steps = sorted({r["step"] for r in con.report("timeline", trace=a).main.records()
-                                if r["step"] is not None})
-                chosen = st.selectbox("Step", ["slowest and typical", *steps], key="strip_step")
-                figure(con.timeline_strips([a, b], step=None if chosen == "slowest and typical" else chosen))
+            steps = sorted({r["step"] for r in report(db, "timeline", trace=a)["main"].records()
+                            if r["step"] is not None})
+            chosen = st.selectbox("Step", ["slowest and typical", *steps], key="strip_step")
+            figure(strips(db, (a, b), None if chosen == "slowest and typical" else chosen))
             for side, name in (("A", a), ("B", b)):
                 gaps = report(db, "gaps", trace=name, min_gap_us=20)["main"]
                 st.subheader(f"Idle gaps — {side}: {name}")

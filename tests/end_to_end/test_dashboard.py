@@ -174,6 +174,23 @@ def test_dashboard_compares_the_chosen_pair(db, monkeypatch):
     assert "RMSNorm+GEMM" in fused.fused_op.tolist()
 
 
+def test_a_load_between_two_clicks_is_shown(db, tmp_path, monkeypatch):
+    """Reports already run are kept between Streamlit's runs of the page, for the file as it stands:
+    a trace replaced meanwhile (the same name, another file) is compared anew, never shown from
+    the earlier run."""
+    copy = tmp_path / "t.duckdb"
+    shutil.copy(db, copy)
+    pair = {"trace_a": PAIR[0], "trace_b": PAIR[1]}
+    before = frame_with(run_app(copy, monkeypatch, **pair), "a_cpu_op")
+    assert frame_with(run_app(copy, monkeypatch, **pair), "a_cpu_op").equals(before)  # the kept reports
+    run_cli("load", KINETO[1], "--name", PAIR[1], "--replace", db=copy, check=True)
+    after = frame_with(run_app(copy, monkeypatch, **pair), "a_cpu_op")
+    assert not after.equals(before)
+    with tracedb.connect(copy) as con:
+        want = con.report("compare", trace=PAIR[0], vs=PAIR[1], section="main").main
+    assert after.op.tolist() == [r["op"] for r in want.records()]
+
+
 def test_dashboard_names_a_missing_database(tmp_path, monkeypatch):
     monkeypatch.setenv("TRACEDB_DB", str(tmp_path / "none.duckdb"))
     app = AppTest.from_file(str(APP), default_timeout=60)
