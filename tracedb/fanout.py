@@ -30,11 +30,12 @@ Failed = Callable[[Path, str], None]
 
 
 def task(path: str, lake: str, name: str | None = None, replace: bool = False, meta: dict | None = None,
-         threads: int = 1, progress=None) -> LoadOutcome:
+         threads: int = 1, progress=None, run: str | None = None) -> LoadOutcome:
     """The task of one file, for any engine: tracedb.lake.add, its error a plain one-line
     TracedbError (an error of our own with extra fields may not cross a process boundary)."""
     try:
-        return lakemod.add(path, lake, name=name, replace=replace, meta=meta, threads=threads, progress=progress)
+        return lakemod.add(path, lake, name=name, replace=replace, meta=meta, threads=threads, progress=progress,
+                           run=run)
     except TracedbError as exc:
         raise TracedbError(str(exc)) from None
 
@@ -145,11 +146,14 @@ def _on_dask(scheduler: str, lake: Path, paths: list[Path], replace: bool, meta:
     for log in quiet:
         log.setLevel(logging.CRITICAL + 1)
     lost: list[Path] = []
+    # the tasks commit while this load stands by them: a worker outliving its scheduler finishes
+    # the task it runs, and would otherwise put a trace in the lake after the lake was looked at
+    token = lakemod.open_run(lake)
     try:
         # one plain task per file; pure=False: a file loaded again is a new task, not a cached result
         run = uuid.uuid4().hex[:8]
-        futures = {client.submit(task, str(Path(p).resolve()), str(lake.resolve()), None, replace, meta,
-                                 pure=False, key=f"tracedb-load-{run}-{i}-{Path(p).name}"): Path(p)
+        futures = {client.submit(task, str(Path(p).resolve()), str(lake.resolve()), None, replace, meta, 1, None,
+                                 str(token.resolve()), pure=False, key=f"tracedb-load-{run}-{i}-{Path(p).name}"): Path(p)
                    for i, p in enumerate(paths)}
         # a worker lost, a task killed: the file fails, the others go on; the scheduler gone: what
         # the lake holds of the files not heard of is looked up after
@@ -173,6 +177,7 @@ def _on_dask(scheduler: str, lake: Path, paths: list[Path], replace: bool, meta:
                 raise
         lost += [p for p in futures.values() if p not in heard]
     finally:
+        lakemod.end_run(token)  # no task of this load commits from here on
         with contextlib.suppress(Exception):
             client.close(timeout=2)
         for log, level in zip(quiet, levels):

@@ -361,6 +361,54 @@ def _flock(lake: Path, folder: str, wait: bool) -> Iterator[bool]:
         os.close(fd)  # the lock goes with the last descriptor of its open file
 
 
+def open_run(lake: Path) -> Path:
+    """A token of one load whose tasks run elsewhere (Dask): LAKE/_locks/run-<id>.lock, handed to
+    each task (add(run=...)). A task commits only while the token stands (end_run takes it away),
+    so that once its load gives its tasks up (the scheduler died) no trace lands unannounced."""
+    locks = lake / LOCKS
+    locks.mkdir(exist_ok=True)
+    token = locks / f"run-{uuid.uuid4().hex}.lock"
+    token.touch()
+    return token
+
+
+def end_run(token: Path) -> None:
+    """Take a run's token away: a task committing now finishes first (it holds the token's lock),
+    and none commits after. What the lake holds then is all the run's tasks will ever put there."""
+    try:
+        fd = os.open(token, os.O_RDONLY)
+    except FileNotFoundError:
+        return
+    try:
+        if fcntl is not None:
+            with contextlib.suppress(OSError):  # a file system without locks: removed all the same
+                fcntl.flock(fd, fcntl.LOCK_EX)
+        token.unlink(missing_ok=True)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def _run_standing(token: str | None) -> Iterator[bool]:
+    """Held around a commit for a run: True while its token stands (end_run waits for the block to
+    end), False once it was taken away. No token: no run to answer to."""
+    if token is None:
+        yield True
+        return
+    try:
+        fd = os.open(token, os.O_RDONLY)
+    except FileNotFoundError:
+        yield False
+        return
+    try:
+        if fcntl is not None:
+            with contextlib.suppress(OSError):
+                fcntl.flock(fd, fcntl.LOCK_SH)
+        yield os.fstat(fd).st_nlink > 0  # taken away while this waited for the lock: unlinked
+    finally:
+        os.close(fd)
+
+
 _UNKNOWN = object()  # a traces file that is there and cannot be read
 
 
@@ -463,15 +511,16 @@ def _release_id(lake: Path, trace_id: int | None) -> None:
 
 def add(path: str | Path, lake: str | Path, *, name: str | None = None, replace: bool = False,
         meta: dict[str, str] | None = None, kind: str | None = None, threads: int = 1,
-        progress=None) -> LoadOutcome:
+        progress=None, run: str | None = None) -> LoadOutcome:
     """Load one trace file into a lake (the task a process pool, Dask or Ray runs: a path in, a
     partition out). Same name and same content: skipped; same name, other content: an error
     unless replace, looked at again under the name's lock when it commits (another writer of the
     name may have committed meanwhile). Returns the outcome with the trace's lake id. However it
     fails (an error, Ctrl-C, SIGTERM), what it left in the lake is settled before the failure goes
-    on, as recover settles a dead writer's (its own settling may have been cut short)."""
+    on, as recover settles a dead writer's (its own settling may have been cut short). run: the
+    token of the load that asked for it (open_run): it commits only while that stands."""
     try:
-        return _add(Path(path), Path(lake), name, replace, meta, kind, threads, progress)
+        return _add(Path(path), Path(lake), name, replace, meta, kind, threads, progress, run)
     except BaseException:
         try:
             recover(Path(lake), mine=True)
@@ -481,7 +530,7 @@ def add(path: str | Path, lake: str | Path, *, name: str | None = None, replace:
 
 
 def _add(path: Path, lake: Path, name: str | None, replace: bool, meta: dict[str, str] | None, kind: str | None,
-         threads: int, progress) -> LoadOutcome:
+         threads: int, progress, run: str | None) -> LoadOutcome:
     size = check_file(path)
     name = default_name(path) if name is None else name
     check_name(name, path)
@@ -503,7 +552,9 @@ def _add(path: Path, lake: Path, name: str | None, replace: bool, meta: dict[str
             part = partition.build(path, staging / "p", name=name, meta=meta, kind=kind, trace_id=trace_id,
                                    threads=threads, progress=progress)
             started = time.perf_counter()
-            with _name_lock(lake, folder):  # the commit: one writer of the name at a time
+            with _name_lock(lake, folder), _run_standing(run) as standing:  # the commit: one writer of the name
+                if not standing:
+                    raise TracedbError(f"{path}: not loaded: the load that asked for it gave its tasks up")
                 _recover_name(lake, folder)  # a replace a dead writer left holding the lock
                 old_id, same = None, False
                 if committed.is_file():  # looked at again: another writer may have committed since

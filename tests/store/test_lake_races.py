@@ -336,3 +336,44 @@ def test_a_load_after_this_processs_own_replace_failed_to_settle_sees_the_old_ve
     assert not (lake / lakemod.TRASH).exists()
     with tracedb.connect(lake) as db:
         assert db.sql("SELECT sha256 FROM traces").rows == [(_sha(A),)]
+
+
+def _waiting_for_lock(path: Path) -> bool:
+    """Whether some process waits for an flock on the file (a state the kernel shows in
+    /proc/locks: a blocked request is listed with "->")."""
+    inode = path.stat().st_ino
+    return any(line.split()[1] == "->" and line.split()[6].endswith(f":{inode}")
+               for line in Path("/proc/locks").read_text().splitlines() if len(line.split()) > 6)
+
+
+@pytest.mark.skipif(not Path("/proc/locks").exists(), reason="reads the kernel's locks from /proc/locks")
+def test_a_task_commits_only_while_its_load_stands_by_it(tmp_path):
+    """A load whose tasks run elsewhere (Dask) hands them a token: once it takes the token away
+    (its scheduler died), a task that reaches its commit leaves nothing in the lake, and taking it
+    away waits for a commit under way, so what the lake holds then is all the tasks will put."""
+    import threading
+
+    lake = tmp_path / "lake"
+    lakemod.create(lake)
+    token = lakemod.open_run(lake)
+    lakemod.end_run(token)
+    with pytest.raises(tracedb.TracedbError, match="not loaded: the load that asked for it gave its tasks up"):
+        lakemod.add(KINETO[0], lake, run=str(token))
+    with tracedb.connect(lake) as db:
+        assert db.sql("SELECT count(*) FROM traces").rows == [(0,)]
+    assert list((lake / "_ids").iterdir()) == []  # the id it claimed went back
+    # a commit under way holds the token: taking it away waits for the commit to end
+    token = lakemod.open_run(lake)
+    with lakemod._run_standing(str(token)) as standing:
+        assert standing
+        ending = threading.Thread(target=lakemod.end_run, args=(token,))
+        ending.start()
+        while ending.is_alive() and not _waiting_for_lock(token):
+            ending.join(0.01)  # polled for a state: end_run blocked on the token's lock
+        assert ending.is_alive() and token.exists()
+    ending.join()
+    assert not token.exists()
+    # a token standing: the task commits
+    token = lakemod.open_run(lake)
+    assert lakemod.add(KINETO[0], lake, run=str(token)).status == "loaded"
+    lakemod.end_run(token)
