@@ -146,14 +146,16 @@ def _on_dask(scheduler: str, lake: Path, paths: list[Path], replace: bool, meta:
     for log in quiet:
         log.setLevel(logging.CRITICAL + 1)
     lost: list[Path] = []
-    # the tasks commit while this load stands by them: a worker outliving its scheduler finishes
-    # the task it runs, and would otherwise put a trace in the lake after the lake was looked at
-    token = lakemod.open_run(lake)
+    token = None
     try:
+        # the tasks commit while this load stands by them: a worker outliving its scheduler finishes
+        # the task it runs, and would otherwise put a trace in the lake after the lake was looked at
+        token = lakemod.open_run(lake)
         # one plain task per file; pure=False: a file loaded again is a new task, not a cached result
         run = uuid.uuid4().hex[:8]
         futures = {client.submit(task, str(Path(p).resolve()), str(lake.resolve()), None, replace, meta, 1, None,
-                                 str(token.resolve()), pure=False, key=f"tracedb-load-{run}-{i}-{Path(p).name}"): Path(p)
+                                 str(token.resolve()), pure=False,
+                                 key=f"tracedb-load-{run}-{i}-{Path(p).name}"): Path(p)
                    for i, p in enumerate(paths)}
         # a worker lost, a task killed: the file fails, the others go on; the scheduler gone: what
         # the lake holds of the files not heard of is looked up after
@@ -177,11 +179,14 @@ def _on_dask(scheduler: str, lake: Path, paths: list[Path], replace: bool, meta:
                 raise
         lost += [p for p in futures.values() if p not in heard]
     finally:
-        lakemod.end_run(token)  # no task of this load commits from here on
-        with contextlib.suppress(Exception):
-            client.close(timeout=2)
-        for log, level in zip(quiet, levels):
-            log.setLevel(level)
+        try:
+            if token is not None:
+                lakemod.end_run(token)  # no task of this load commits from here on
+        finally:
+            with contextlib.suppress(Exception):
+                client.close(timeout=2)
+            for log, level in zip(quiet, levels):
+                log.setLevel(level)
     for path in lost:
         _after_the_scheduler(lake, path, landed, failed)
 

@@ -91,6 +91,8 @@ except ImportError:  # not POSIX: no file locks (see the module docstring)
 MARKER = "tracedb-lake.json"
 EXPORT_MANIFEST = "tracedb-export.json"  # an export is a lake too: it is read in place alike
 INCOMING, TRASH, IDS, LOCKS = ".incoming", ".trash", "_ids", "_locks"
+# a file system that keeps no locks answers flock with one of these: the lock is taken as held
+_NO_LOCKS = (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL)
 MAX_FOLDER = 200  # bytes of a directory name (file systems allow 255)
 _ID_SPACE = 2**31 - 1  # trace_id is a 32-bit INTEGER
 ID_EPOCH = 1735689600  # 2025-01-01 00:00 UTC: ids (seconds since) fit in 31 bits until 2093
@@ -353,7 +355,7 @@ def _flock(lake: Path, folder: str, wait: bool) -> Iterator[bool]:
         except BlockingIOError:
             held = False
         except OSError as exc:
-            if exc.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
+            if exc.errno not in _NO_LOCKS:
                 raise TracedbError(f"{lake}: cannot lock the trace's name: {exc.strerror or exc}") from None
             held = True  # a file system that keeps no locks
         yield held
@@ -365,10 +367,12 @@ def open_run(lake: Path) -> Path:
     """A token of one load whose tasks run elsewhere (Dask): LAKE/_locks/run-<id>.lock, handed to
     each task (add(run=...)). A task commits only while the token stands (end_run takes it away),
     so that once its load gives its tasks up (the scheduler died) no trace lands unannounced."""
-    locks = lake / LOCKS
-    locks.mkdir(exist_ok=True)
-    token = locks / f"run-{uuid.uuid4().hex}.lock"
-    token.touch()
+    token = lake / LOCKS / f"run-{uuid.uuid4().hex}.lock"
+    try:
+        token.parent.mkdir(exist_ok=True)
+        token.touch()
+    except OSError as exc:
+        raise TracedbError(f"{lake}: cannot add the traces: {exc.strerror or exc}") from None
     return token
 
 
@@ -376,16 +380,26 @@ def end_run(token: Path) -> None:
     """Take a run's token away: a task committing now finishes first (it holds the token's lock),
     and none commits after. What the lake holds then is all the run's tasks will ever put there."""
     try:
-        fd = os.open(token, os.O_RDONLY)
+        fd = os.open(token, os.O_RDWR)  # written to: NFS takes an exclusive flock for a write lock
     except FileNotFoundError:
         return
     try:
         if fcntl is not None:
-            with contextlib.suppress(OSError):  # a file system without locks: removed all the same
+            try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
+            except OSError as exc:
+                if exc.errno not in _NO_LOCKS:
+                    raise TracedbError(f"{token}: cannot lock the load's token: {exc.strerror or exc}") from None
         token.unlink(missing_ok=True)
     finally:
         os.close(fd)
+
+
+# The tokens this process holds a shared lock on, each through one open file: token -> [fd, users].
+# On NFS an flock is a POSIX lock, the process's, which any close of the file lets go: two tasks
+# of one Dask worker (threads) committing at once share the one file rather than each its own.
+_run_holds: dict[str, list[int]] = {}
+_run_guard = threading.Lock()
 
 
 @contextlib.contextmanager
@@ -395,18 +409,39 @@ def _run_standing(token: str | None) -> Iterator[bool]:
     if token is None:
         yield True
         return
-    try:
-        fd = os.open(token, os.O_RDONLY)
-    except FileNotFoundError:
+    with _run_guard:
+        held = _run_holds.get(token)
+        if held is None:
+            try:
+                fd = os.open(token, os.O_RDONLY)
+            except FileNotFoundError:
+                fd = None
+            if fd is not None:
+                try:
+                    if fcntl is not None:
+                        fcntl.flock(fd, fcntl.LOCK_SH)
+                except OSError as exc:
+                    if exc.errno not in _NO_LOCKS:
+                        os.close(fd)
+                        raise TracedbError(f"{token}: cannot lock the load's token: {exc.strerror or exc}") from None
+                held = _run_holds[token] = [fd, 0]
+        if held is not None:
+            held[1] += 1
+    if held is None:
         yield False
         return
     try:
-        if fcntl is not None:
-            with contextlib.suppress(OSError):
-                fcntl.flock(fd, fcntl.LOCK_SH)
-        yield os.fstat(fd).st_nlink > 0  # taken away while this waited for the lock: unlinked
+        try:  # taken away while this waited for the lock: unlinked (NFS: the handle gone stale)
+            standing = os.fstat(held[0]).st_nlink > 0 and os.path.exists(token)
+        except OSError:
+            standing = False
+        yield standing
     finally:
-        os.close(fd)
+        with _run_guard:
+            held[1] -= 1
+            if held[1] == 0:
+                os.close(held[0])
+                del _run_holds[token]
 
 
 _UNKNOWN = object()  # a traces file that is there and cannot be read

