@@ -153,8 +153,8 @@ def _on_dask(scheduler: str, lake: Path, paths: list[Path], replace: bool, meta:
         token = lakemod.open_run(lake)
         # one plain task per file; pure=False: a file loaded again is a new task, not a cached result
         run = uuid.uuid4().hex[:8]
-        futures = {client.submit(task, str(Path(p).resolve()), str(lake.resolve()), None, replace, meta, 1, None,
-                                 str(token.resolve()), pure=False,
+        futures = {client.submit(task, str(Path(p).resolve()), str(lake.resolve()), replace=replace, meta=meta,
+                                 run=str(token.resolve()), pure=False,
                                  key=f"tracedb-load-{run}-{i}-{Path(p).name}"): Path(p)
                    for i, p in enumerate(paths)}
         # a worker lost, a task killed: the file fails, the others go on; the scheduler gone: what

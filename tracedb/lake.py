@@ -349,18 +349,25 @@ def _flock(lake: Path, folder: str, wait: bool) -> Iterator[bool]:
     except OSError as exc:
         raise TracedbError(f"{lake}: cannot add the trace: {exc.strerror or exc}") from None
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-            held = True
-        except BlockingIOError:
-            held = False
-        except OSError as exc:
-            if exc.errno not in _NO_LOCKS:
-                raise TracedbError(f"{lake}: cannot lock the trace's name: {exc.strerror or exc}") from None
-            held = True  # a file system that keeps no locks
-        yield held
+        yield _lock_fd(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB), f"{lake}: cannot lock the trace's name")
     finally:
         os.close(fd)  # the lock goes with the last descriptor of its open file
+
+
+def _lock_fd(fd: int, operation: int, failure: str) -> bool:
+    """flock(fd, operation): True once held, False when LOCK_NB finds it held by another; True on
+    a file system that keeps no locks (and where there is no flock); any other refusal is
+    TracedbError(failure: why)."""
+    if fcntl is None:
+        return True
+    try:
+        fcntl.flock(fd, operation)
+    except BlockingIOError:
+        return False
+    except OSError as exc:
+        if exc.errno not in _NO_LOCKS:
+            raise TracedbError(f"{failure}: {exc.strerror or exc}") from None
+    return True
 
 
 def open_run(lake: Path) -> Path:
@@ -384,12 +391,7 @@ def end_run(token: Path) -> None:
     except FileNotFoundError:
         return
     try:
-        if fcntl is not None:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-            except OSError as exc:
-                if exc.errno not in _NO_LOCKS:
-                    raise TracedbError(f"{token}: cannot lock the load's token: {exc.strerror or exc}") from None
+        _lock_fd(fd, fcntl.LOCK_EX if fcntl else 0, f"{token}: cannot lock the load's token")
         token.unlink(missing_ok=True)
     finally:
         os.close(fd)
@@ -418,12 +420,10 @@ def _run_standing(token: str | None) -> Iterator[bool]:
                 fd = None
             if fd is not None:
                 try:
-                    if fcntl is not None:
-                        fcntl.flock(fd, fcntl.LOCK_SH)
-                except OSError as exc:
-                    if exc.errno not in _NO_LOCKS:
-                        os.close(fd)
-                        raise TracedbError(f"{token}: cannot lock the load's token: {exc.strerror or exc}") from None
+                    _lock_fd(fd, fcntl.LOCK_SH if fcntl else 0, f"{token}: cannot lock the load's token")
+                except TracedbError:
+                    os.close(fd)
+                    raise
                 held = _run_holds[token] = [fd, 0]
         if held is not None:
             held[1] += 1

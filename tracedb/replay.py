@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import itertools
 from dataclasses import dataclass, field
 
 from .critical import CAUSAL, DEPENDENCY, LAUNCH, OPERATOR, SYNC, WAITS, Graph, adjacency
@@ -126,11 +127,9 @@ def _host_edges(graph: Graph) -> dict[tuple, _ThreadEdges]:
     out = {}
     for thread, edges in spans.items():
         edges.sort()
-        reach, latest = [], None
-        for _, hi, _ in edges:
-            latest = hi if latest is None else max(latest, hi)
-            reach.append(latest)
-        out[thread] = _ThreadEdges([lo for lo, _, _ in edges], [hi for _, hi, _ in edges], [e for _, _, e in edges], reach)
+        his = [hi for _, hi, _ in edges]
+        out[thread] = _ThreadEdges([lo for lo, _, _ in edges], his, [e for _, _, e in edges],
+                                   list(itertools.accumulate(his, max)))
     graph._replay_host_edges = out  # type: ignore[attr-defined]
     return out
 

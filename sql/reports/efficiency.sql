@@ -37,8 +37,7 @@ LIMIT $limit;
 --   a_below_half   percent          share of A's time in shapes below 50 % of their peak
 --   b_below_half   percent          share of B's
 WITH shapes AS MATERIALIZED (
-    SELECT * FROM roofline_shapes_of((SELECT coalesce(list(trace_id), []) FROM traces
-                                      WHERE is_trace(name, trace_id, $trace) OR is_trace(name, trace_id, $vs)))
+    SELECT * FROM roofline_shapes_of((SELECT coalesce(list(DISTINCT trace_id), []) FROM compared_sides($trace, $vs)))
 ), a AS (SELECT * FROM shapes WHERE is_trace(trace, trace_id, $trace)),
 b AS (SELECT * FROM shapes WHERE is_trace(trace, trace_id, $vs)),
 s AS (

@@ -9,6 +9,12 @@ CREATE OR REPLACE MACRO is_trace(t_name, t_id, want) AS
          THEN CAST(t_id AS VARCHAR) = CAST(want AS VARCHAR)
          ELSE t_name = CAST(want AS VARCHAR) OR '#' || CAST(t_id AS VARCHAR) = CAST(want AS VARCHAR) END;
 
+-- The ids of the traces a name selects, for the macros that take a list of ids (scalar macro):
+-- NULL (every trace) when want is NULL, [] when it names no trace.
+CREATE OR REPLACE MACRO wanted_ids(want) AS
+    CASE WHEN want IS NOT NULL THEN
+        (SELECT coalesce(list(trace_id), []) FROM traces WHERE is_trace(name, trace_id, want)) END;
+
 -- Kernels of the selected traces and phase with their facts (table macro).
 -- Parameters: want_trace: trace name or #id, NULL for every trace; want_phase: prefill, decode,
 -- mixed or none, NULL for every phase.

@@ -803,9 +803,7 @@ FROM r;
 -- roofline_shapes_of for one trace, or every trace (table macro; the same columns).
 -- Parameters: want_trace: trace name or #id, NULL for every trace.
 CREATE OR REPLACE MACRO roofline_shapes(want_trace) AS TABLE
-SELECT * FROM roofline_shapes_of(CASE WHEN want_trace IS NOT NULL THEN
-                                     (SELECT coalesce(list(trace_id), []) FROM traces
-                                      WHERE is_trace(name, trace_id, want_trace)) END);
+SELECT * FROM roofline_shapes_of(wanted_ids(want_trace));
 
 -- The same (cpu_op, shape, dtype) on two traces side by side, each on its own device's roofline
 -- (table macro): the cross-vendor efficiency comparison. The serving libraries' norms, rotary
@@ -833,8 +831,7 @@ SELECT * FROM roofline_shapes_of(CASE WHEN want_trace IS NOT NULL THEN
 --   assumption   what either side's FLOPs and bytes assume that its trace does not record ('A: ...; B: ...')
 CREATE OR REPLACE MACRO efficiency_pairs(trace_a, trace_b) AS TABLE
 WITH shapes AS MATERIALIZED (
-    SELECT * FROM roofline_shapes_of((SELECT coalesce(list(trace_id), []) FROM traces
-                                      WHERE is_trace(name, trace_id, trace_a) OR is_trace(name, trace_id, trace_b)))
+    SELECT * FROM roofline_shapes_of((SELECT coalesce(list(DISTINCT trace_id), []) FROM compared_sides(trace_a, trace_b)))
 ), a AS (SELECT * FROM shapes WHERE is_trace(trace, trace_id, trace_a)),
 b AS (SELECT * FROM shapes WHERE is_trace(trace, trace_id, trace_b))
 SELECT CASE WHEN a.cpu_op <> b.cpu_op THEN perf_op(a.cpu_op, a.family) ELSE coalesce(a.cpu_op, b.cpu_op) END AS cpu_op,

@@ -186,6 +186,4 @@ LEFT JOIN device_syncs ds USING (trace_id, start_ns);
 -- gpu_idle_gaps_of for one trace, or every trace (table macro; the same columns).
 -- Parameters: want_trace: a trace name or id (NULL: every trace); min_gap_ns: the shortest gap kept.
 CREATE OR REPLACE MACRO gpu_idle_gaps(want_trace, min_gap_ns) AS TABLE
-SELECT * FROM gpu_idle_gaps_of(CASE WHEN want_trace IS NOT NULL THEN
-                                   (SELECT coalesce(list(trace_id), []) FROM traces
-                                    WHERE is_trace(name, trace_id, want_trace)) END, min_gap_ns);
+SELECT * FROM gpu_idle_gaps_of(wanted_ids(want_trace), min_gap_ns);
