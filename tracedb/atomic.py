@@ -34,12 +34,15 @@ def replacing(path: Path, mode: str = "w", encoding: str | None = "utf-8") -> It
     """A file open for writing whose content replaces path when the block ends without error."""
     path = Path(path)
     partial = _beside(path, "partial")
+    replaced = False
     try:
         with open(partial, mode, encoding=None if "b" in mode else encoding) as out:
             yield out
         os.replace(partial, path)
+        replaced = True
     finally:
-        partial.unlink(missing_ok=True)
+        if not replaced:  # renamed into place, the partial file is gone already
+            partial.unlink(missing_ok=True)
 
 
 class NotAFile(OSError):

@@ -637,17 +637,17 @@ def _taken(path: Path, name: str, lake: Path) -> str:
 
 
 def _stored(traces_file: Path) -> tuple[str | None, int | None]:
-    """(sha256, trace_id) of a trace in the lake."""
-    try:
-        with duckdb.connect() as con:
-            row = con.execute("SELECT sha256, trace_id FROM read_parquet(?, hive_partitioning = false)",
-                              [str(traces_file)]).fetchone()
-    except (duckdb.Error, RuntimeError) as exc:
-        reraise_interrupt(exc)
-        if not isinstance(exc, duckdb.Error):
-            raise
+    """(sha256, trace_id) of a trace in the lake; (None, None) when its file cannot be read."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:  # two columns of one small file: read by pyarrow, with no database to start for them
+        table = pq.ParquetFile(traces_file).read(columns=["sha256", "trace_id"])
+    except (OSError, ValueError, KeyError, pa.ArrowException):
         return None, None
-    return (row[0], row[1]) if row else (None, None)
+    if not table.num_rows:
+        return None, None
+    return table.column("sha256")[0].as_py(), table.column("trace_id")[0].as_py()
 
 
 def _move_in(lake: Path, folder: str, part: partition.Partition, old_id: int | None = None) -> bool:
@@ -674,7 +674,8 @@ def _move_in(lake: Path, folder: str, part: partition.Partition, old_id: int | N
                     os.rename(table_dir / folder, trash / table_dir.name)
             _write_journal(trash, phase="in", **journal)  # all of the old version is away
             for table in sorted(part.tables, key=lambda t: t == "traces"):  # traces last: the commit
-                (lake / table).mkdir(exist_ok=True)
+                if not (lake / table).is_dir():  # a write fewer where the table has its folder
+                    (lake / table).mkdir(exist_ok=True)
                 os.rename(part.directory / table, lake / table / folder)
         except BaseException as exc:
             if trash is not None:
