@@ -9,8 +9,8 @@ See tracedb.api for the whole API.
 
 __version__ = "0.1.0"
 
-from .api import Database, Loaded, connect, reports_available  # noqa: E402
+from .api import Database, Loaded, connect, reports_available, state  # noqa: E402
 from .results import ReportResult, Result  # noqa: E402
 from .errors import TracedbError  # noqa: E402
 
-__all__ = ["connect", "Database", "Loaded", "Result", "ReportResult", "reports_available", "TracedbError", "__version__"]
+__all__ = ["connect", "Database", "Loaded", "Result", "ReportResult", "reports_available", "state", "TracedbError", "__version__"]

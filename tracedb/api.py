@@ -446,6 +446,16 @@ def connect(path: str | Path | None = None, *, read_only: bool = True, wait: flo
     return Database(path, read_only=read_only, wait=wait, create=create, storage=storage, files=files)
 
 
+def state(path: str | Path | None = None) -> tuple:
+    """A value that changes whenever what a reader of the database or lake at path sees changes (a
+    load, a replace, a removal, a rule added): a key for caching what was read from it, without
+    opening it. Equal values, the same content; a file copied back over itself counts as changed."""
+    from . import lake
+
+    path = Path(path or dbmod.default_path())
+    return lake.state(path) if lake.is_lake(path) else dbmod.state(path)
+
+
 def load_lake(lake: str | Path, paths: Iterable[str | Path], *, name: str | None = None, replace: bool = False,
               meta: dict[str, str] | None = None, op_mapping: str | Path | None = None, jobs: int | None = None,
               scheduler: str | None = None, progress: Callable[[Path, str, int, int], None] | None = None,

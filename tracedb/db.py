@@ -49,6 +49,22 @@ def default_path() -> str:
     return os.environ.get("TRACEDB_DB") or DEFAULT_DB
 
 
+def stat_key(path: Path) -> tuple | None:
+    """What any write to path changes: its size, inode and times (None when it is not there). A
+    file copied back with its times kept is a new inode; a change within a clock tick, a new ctime."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_size, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def state(path: Path) -> tuple:
+    """What a load, a removal or a rule changes in a database file: the file and its write-ahead
+    log (tracedb.state)."""
+    return (stat_key(path), stat_key(path.with_name(path.name + ".wal")))
+
+
 def migrations() -> list[tuple[int, Path]]:
     out = []
     for path in sorted((sqlfiles.sql_dir() / "schema").glob("*.sql")):

@@ -103,6 +103,12 @@ def is_lake(path: str | Path) -> bool:
     return path.is_dir() and ((path / MARKER).is_file() or (path / EXPORT_MANIFEST).is_file())
 
 
+def state(lake: Path) -> tuple:
+    """What a load or a replace changes in a lake, or in an export read in place (tracedb.state): its
+    folder of committed traces (a trace goes in or out by a rename there) and its user rules' files."""
+    return (db.stat_key(lake / "traces"), *(db.stat_key(lake / kind.table / "user.parquet") for kind in RULE_KINDS))
+
+
 def folder_of(name: str) -> str:
     """The partition directory of a trace name: trace=<percent-encoded name>."""
     encoded = quote(name, safe="")

@@ -38,22 +38,7 @@ def report(db: Path, name: str, **params) -> dict[str, tracedb.Result]:
     """A report's sections, from one short read-only connection (it never keeps a writer out).
     Streamlit runs the whole page again on every click: a report already run on the file as it
     stands is not run again (a load that changes the file changes the key)."""
-    return _report(str(db), file_state(db), name, tuple(sorted(params.items())))
-
-
-def file_state(db: Path) -> tuple:
-    """What a load or a removal changes: the size, inode and times of the database file and of its
-    write-ahead log, or of a trace lake's folder of traces (None where there is none): a file
-    copied back with its times kept is a new inode, a change within a clock tick a new ctime."""
-    state = []
-    for path in (db, db.with_name(db.name + ".wal"), db / "traces"):
-        try:
-            st_ = path.stat()
-        except OSError:
-            state.append(None)
-        else:
-            state.append((st_.st_size, st_.st_ino, st_.st_mtime_ns, st_.st_ctime_ns))
-    return tuple(state)
+    return _report(str(db), tracedb.state(db), name, tuple(sorted(params.items())))
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
@@ -65,7 +50,7 @@ def _report(db: str, state: tuple, name: str, params: tuple) -> dict[str, traced
 def strips(db: Path, traces: tuple[str, str], step: int | None) -> str:
     """The timeline strips of A above B (one step, or the slowest and a typical one), drawn once
     for the file as it stands, like report()."""
-    return _strips(str(db), file_state(db), traces, step)
+    return _strips(str(db), tracedb.state(db), traces, step)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

@@ -269,3 +269,55 @@ def test_a_section_asked_for_is_the_only_one_run(bert, monkeypatch):
                       "--format", "csv", db=bert, check=True)
     assert ran == ["-- Report: compare"] and "its other tables (why, wall-clock, summary, steps)" in csv_run.stderr
     assert list(csv.reader(io.StringIO(csv_run.stdout)))[0] == whole.sections["main"].columns
+
+
+def test_state_changes_with_what_a_reader_sees_and_only_then(tmp_path):
+    """tracedb.state, a cache's key (the dashboard's): a database's changes with a load, a rule and
+    a removal, a lake's with a load, a replace and its user rules; reading changes
+    neither, and a file copied back over itself is a change."""
+    db_path, lake = tmp_path / "t.duckdb", tmp_path / "lake"
+    rules = tmp_path / "mine.csv"
+    rules.write_text("priority,platform,match,pattern,op,label\n1,any,prefix,my_kernel,Attention,mine\n")
+    seen = [tracedb.state(db_path)]
+
+    def changed(path) -> bool:
+        now = tracedb.state(path)
+        new = now not in seen
+        seen.append(now)
+        return new
+
+    with tracedb.connect(db_path, read_only=False) as db:
+        db.load(BERT[0])
+    assert changed(db_path)
+    with tracedb.connect(db_path) as db:
+        db.report("summary")
+    assert not changed(db_path)
+    with tracedb.connect(db_path, read_only=False) as db:
+        db.rules.add(rules)
+    assert changed(db_path)
+    with tracedb.connect(db_path, read_only=False) as db:
+        db.remove("h100_bert-small")
+    assert changed(db_path)
+    copy = tmp_path / "copy.duckdb"
+    copy.write_bytes(db_path.read_bytes())
+    copy.replace(db_path)  # the same bytes, another file
+    assert changed(db_path)
+
+    seen = [tracedb.state(lake)]
+    run_cli("load", BERT[0], "--lake", lake, check=True)
+    assert changed(lake)
+    with tracedb.connect(lake) as reader:
+        reader.report("summary")
+    assert not changed(lake)
+    run_cli("load", BERT[1], "--name", "h100_bert-small", "--lake", lake, "--replace", check=True)
+    assert changed(lake)
+    # an export read in place holds the user's rules beside its traces
+    export = tmp_path / "export"
+    with tracedb.connect(tmp_path / "ruled.duckdb", read_only=False) as db:
+        db.load(BERT[0])
+        db.rules.add(rules)
+        db.export(export)
+    seen = [tracedb.state(export)]
+    user_rules = next(export.glob("*/user.parquet"))
+    user_rules.write_bytes(user_rules.read_bytes())  # rewritten: what a reader builds its views from
+    assert changed(export)
