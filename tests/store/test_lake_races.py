@@ -380,3 +380,36 @@ def test_a_task_commits_only_while_its_load_stands_by_it(tmp_path):
     token = lakemod.open_run(lake)
     assert lakemod.add(KINETO[0], lake, run=str(token)).status == "loaded"
     lakemod.end_run(token)
+
+
+def test_the_token_of_a_killed_load_goes_with_the_next_and_a_live_one_stays(tmp_path):
+    """A load's token is held (a shared lock) for as long as the load lives: the next load removes
+    the token of one that was killed, whose tasks then commit nothing, and leaves a live one's."""
+    import signal
+    import subprocess
+    import sys
+
+    lake = tmp_path / "lake"
+    lakemod.create(lake)
+    holder = ("import sys; from pathlib import Path; from tracedb import lake; "
+              "print(lake.open_run(Path(sys.argv[1])), flush=True); sys.stdin.read()")
+    loads = [subprocess.Popen([sys.executable, "-c", holder, str(lake)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    try:
+        killed, live = [Path(p.stdout.readline().strip()) for p in loads]  # each holds its token now
+        assert killed.exists() and live.exists()
+        loads[0].send_signal(signal.SIGKILL)
+        loads[0].wait()
+        mine = lakemod.open_run(lake)
+        assert not killed.exists() and live.exists() and mine.exists()
+        with pytest.raises(tracedb.TracedbError, match="gave its tasks up"):
+            lakemod.add(KINETO[0], lake, run=str(killed))  # a task of the killed load
+        assert lakemod.add(KINETO[0], lake, run=str(live)).status == "loaded"
+        lakemod.end_run(mine)
+        assert not mine.exists() and sorted(p.name for p in (lake / lakemod.LOCKS).glob("*run*")) == [live.name]
+    finally:
+        for p in loads:
+            p.kill()
+            p.wait()
+    lakemod.end_run(lakemod.open_run(lake))  # the second load's token, its load gone, goes too
+    assert list((lake / lakemod.LOCKS).glob("*run*")) == []
