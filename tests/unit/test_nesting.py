@@ -64,8 +64,8 @@ def test_a_file_of_brackets_is_not_a_trace(tmp_path, loaded):
     path.write_text("[" * DEEP + "]" * DEEP)
     proc = _load(path, db)
     assert proc.returncode == 1
-    assert proc.stderr.strip() == (f"tracedb: error: {path}: no complete event: JSON nested more than "
-                                   f"{MAX_DEPTH} levels deep at byte {MAX_DEPTH} of the JSON text")
+    assert proc.stderr.strip() == (f"tracedb: error: {path}: JSON array without trace events (no object with a "
+                                   "ph key): not a trace")
     with open_db(db, read_only=True) as c:
         assert table_counts(c) == before
 
@@ -108,9 +108,11 @@ def test_a_deep_event_is_set_aside(tmp_path):
         assert c.execute("SELECT event_count, complete FROM traces").fetchone() == (3, True)
 
 
-def test_the_streaming_reader_keeps_the_events_before_a_deep_one(tmp_path):
+def test_a_deep_event_larger_than_a_segment_costs_only_itself(tmp_path):
     """An event of 10 MB of brackets is more than the bulk reader cuts into segments: the
-    streaming reader keeps every event before it and says where the text became too deep."""
+    streaming reader reads its value beyond the bound as 0, sets the event aside, and loads the
+    events before and after it; the trace stays complete, its problem says where the text was
+    too deep."""
     db = tmp_path / "t.duckdb"
     path = tmp_path / "deep_big.json"
     n = 5_000_000
@@ -121,9 +123,12 @@ def test_the_streaming_reader_keeps_the_events_before_a_deep_one(tmp_path):
     before = '{"traceEvents": [' + EVENT % ("a", 1) + ',{"ph": "X", "name": "deep", "args": {"x": '
     where = len(before) + MAX_DEPTH - 4  # four levels open before the brackets: the top-level object, the list, the event, its args
     with open_db(db, read_only=True) as c:
-        assert c.execute("SELECT name FROM cpu_ops").fetchall() == [("a",)]
-        assert c.execute("SELECT complete, problem FROM traces").fetchone() == (
-            False, f"JSON nested more than {MAX_DEPTH} levels deep at byte {where} of the JSON text, after event 0")
+        assert c.execute("SELECT name FROM cpu_ops ORDER BY ts_ns").fetchall() == [("a",), ("b",)]
+        assert c.execute("SELECT event_id, reason FROM rejected_events").fetchall() == [
+            (1, "args nested too deeply (more than 254 levels)")]
+        assert c.execute("SELECT event_count, complete, problem FROM traces").fetchone() == (
+            3, True, f"1 value(s) nested more than {MAX_DEPTH} levels deep read as 0 in the events holding them, "
+                     f"which were set aside (the first at byte {where} of the JSON text)")
 
 
 def _max_depth(text: str) -> int:
@@ -199,3 +204,53 @@ def _opens_beyond(prefix: bytes, limit: int) -> bool:
         elif c in "]}":
             depth -= 1
     return False
+
+
+def _blanked_beyond(text: bytes, limit: int) -> tuple[bytes, int]:
+    """text with every value that opens beyond limit as 0 and spaces (strings skipped, the way a
+    parser reads), and how many: what NestingGuard(blank_beyond=True) hands out, worked out byte
+    by byte."""
+    out = bytearray(text)
+    depth, in_string, escaped, start, values = 0, False, False, None, 0
+    for i, c in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == 0x5C:
+                escaped = True
+            elif c == 0x22:
+                in_string = False
+        elif c == 0x22:
+            in_string = True
+        elif c in b"[{":
+            depth += 1
+            if depth == limit + 1:
+                start = i
+                values += 1
+        elif c in b"]}":
+            depth -= 1
+            if depth == limit and start is not None:
+                out[start:i + 1] = b"0" + b" " * (i - start)
+                start = None
+    if start is not None:
+        out[start:] = b"0" + b" " * (len(text) - start - 1)
+    return bytes(out), values
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_guard_blanks_what_opens_beyond_its_bound_and_nothing_else(seed):
+    """Cut anywhere, with blank_beyond: every value opening beyond the limit reads as 0 and
+    spaces, the same length, each counted; every other byte as it was, brackets in strings too."""
+    rng = random.Random(seed)
+    text = json.dumps([_value(rng, rng.randint(3, 9)) for _ in range(3)]).encode()
+    depth = _max_depth(text)
+    for limit in range(2, depth + 1):
+        guard = NestingGuard(io.BytesIO(text), limit, blank_beyond=True)
+        read = bytearray()
+        while chunk := guard.read(rng.randint(1, 7)):
+            read += chunk
+        expected, values = _blanked_beyond(text, limit)
+        assert bytes(read) == expected, (limit, text)
+        assert guard.blanked == values
+        if values:
+            assert _max_depth(bytes(read)) == limit

@@ -302,9 +302,11 @@ def read_chrome_trace(stream: TraceStream, emit: Callable[[dict], None],
     index = -1
 
     guard = SurrogateGuard(HeadMask(stream, capture) if kind == "object" else stream)
-    # ijson's memory grows with the square of the depth: the bytes are checked before it sees them
-    # (a trace object's parser reads to the event list's end: the keys after it are the capture's)
-    nesting = NestingGuard(guard, ends_at_depth=1 if kind == "object" else None)
+    # ijson's memory grows with the square of the depth: the bytes are checked before it sees them,
+    # and a value deeper than its bound reaches it as 0, so that the event holding it costs only
+    # itself (still hundreds of levels deep, it is set aside) (a trace object's parser reads to the
+    # event list's end: the keys after it are the capture's)
+    nesting = NestingGuard(guard, ends_at_depth=1 if kind == "object" else None, blank_beyond=True)
     items = ijson.items(nesting, prefix, use_float=False, buf_size=READ_CHUNK)
     last = stream.offset
     try:
@@ -355,6 +357,11 @@ def read_chrome_trace(stream: TraceStream, emit: Callable[[dict], None],
     if guard.replaced:
         note = (f"{guard.replaced} invalid \\u surrogate escape(s) in strings replaced by \\ufffd "
                 f"(the first at byte {guard.first_at} of the JSON text)")
+        result.problem = f"{result.problem}; {note}" if result.problem else note
+    if nesting.blanked:
+        note = (f"{nesting.blanked} value(s) nested more than {nesting.limit} levels deep read as 0 in the "
+                f"events holding them, which were set aside (the first at byte {nesting.first_blanked_at} of "
+                "the JSON text)")
         result.problem = f"{result.problem}; {note}" if result.problem else note
     result.metadata = capture.metadata()
     return result

@@ -4,9 +4,10 @@ ijson's C backend needs memory quadratic in the depth it is inside (each level's
 rebuilt for every token: 10,000 levels took 250 MB, 100,000 more than 24 GB), so a 200 KB file of
 brackets could exhaust the machine. NestingGuard sits between the byte stream and the parser and
 raises TooDeep once the text opens more than MAX_DEPTH arrays or objects, counting brackets
-outside strings. The count costs a few C-speed passes per chunk: strings are cut out by one
-regular expression, and brackets are walked one by one only in a chunk that could reach the
-bound.
+outside strings, or (blank_beyond) hands each value that opens beyond it out as the number 0,
+so that only the event holding it is lost. The count costs a few C-speed passes per chunk:
+strings are cut out by one regular expression, and brackets are walked one by one only in a
+chunk that could reach the bound or end a value being blanked.
 """
 
 from __future__ import annotations
@@ -62,15 +63,23 @@ class TooDeep(ValueError):
 class NestingGuard:
     """A file-like reader over source that hands out the bytes before the bracket that opens more
     than limit arrays or objects at once, so that the parser reads every event before it, then
-    raises TooDeep naming that byte."""
+    raises TooDeep naming that byte. With blank_beyond, it goes on instead: each value that opens
+    beyond the limit is handed out as the number 0 padded with spaces to its length (the same
+    length: offsets stay true), counted in blanked, so that what holds it costs the parser no more
+    than limit levels and the text after it is read as ever."""
 
-    def __init__(self, source, limit: int = MAX_DEPTH, ends_at_depth: int | None = None) -> None:
+    def __init__(self, source, limit: int = MAX_DEPTH, ends_at_depth: int | None = None,
+                 blank_beyond: bool = False) -> None:
         """ends_at_depth: the depth whose return, by a closing bracket, ends the text the parser
         reads (1 for a trace object whose keys before the event list are blanked: the event
         list's "]"); the parser is then given the object's "}", and nothing after."""
         self.source = source
         self.limit = limit
         self.ends_at_depth = ends_at_depth
+        self.blank_beyond = blank_beyond
+        self.blanked = 0  # values blanked (blank_beyond)
+        self.first_blanked_at: int | None = None  # offset of the first one's opening bracket
+        self._blanks: list[tuple[int, int, bool]] = []  # this chunk's: (start, end, opens there)
         self.ended_at: int | None = None  # offset of the bracket that ended the text, once read
         self.depth = 0
         self._in_string = False
@@ -84,7 +93,10 @@ class NestingGuard:
         if self.ended_at is not None:
             return b""
         data = self.source.read(size)
+        self._blanks = []
         cut = self._check(data)
+        if self._blanks:
+            data = self._blank(data)
         if self.ended_at is not None:  # the text the parser reads ends here
             end = self.ended_at - self._at
             self._at += end + 1
@@ -110,26 +122,52 @@ class NestingGuard:
             pos = (len(text) if quote < 0 else quote + 1) if inside else 0  # past a string begun earlier
         brackets = outside.translate(None, _NOT_BRACKETS)
         opens = brackets.count(b"[") + brackets.count(b"{")
+        if self.depth > self.limit and self.depth - _closes_first(brackets) > self.limit:
+            # the whole chunk inside a value being blanked (blank_beyond): no need to walk it
+            self.depth += 2 * opens - len(brackets)
+            self._blanks.append((0, len(data), False))
+            return None
         ending = self.ends_at_depth is not None and self.depth - _closes_first(brackets) <= self.ends_at_depth
         if not ending and self.depth + _deepest(brackets) <= self.limit:
             self.depth += 2 * opens - len(brackets)
             return None
-        # This chunk may go beyond the bound, or end the text: walk its strings and brackets to
-        # find where.
+        # This chunk may go beyond the bound, or end the text, or end a value being blanked: walk
+        # its strings and brackets to find where.
         depth = self.depth
+        shift = len(text) - len(data)  # an escape held from the chunk before
+        blank = 0 if depth > self.limit else None  # where this chunk's part of a blanked value starts
         for token in _TOKEN.finditer(text, pos):
             c = text[token.start()]
             if c in b"[{":
                 depth += 1
-                if depth > self.limit:
-                    return token.start() - (len(text) - len(data))
+                if depth > self.limit and blank is None:
+                    if not self.blank_beyond:
+                        return token.start() - shift
+                    blank = token.start() - shift
+                    self.blanked += 1
+                    if self.first_blanked_at is None:
+                        self.first_blanked_at = self._at + blank
             elif c in b"]}":
                 depth -= 1
+                if blank is not None and depth == self.limit:
+                    self._blanks.append((blank, token.end() - shift, blank > 0 or self.depth <= self.limit))
+                    blank = None
                 if ending and depth == self.ends_at_depth:
-                    self.ended_at = self._at + token.start() - (len(text) - len(data))
+                    self.ended_at = self._at + token.start() - shift
                     break
+        if blank is not None:
+            self._blanks.append((blank, len(data), blank > 0 or self.depth <= self.limit))
         self.depth = depth
         return None
+
+    def _blank(self, data: bytes) -> bytes:
+        """data with this chunk's parts of blanked values as spaces, a 0 where one opens."""
+        out = bytearray(data)
+        for start, end, opens in self._blanks:
+            out[start:end] = b" " * (end - start)
+            if opens:
+                out[start] = 0x30  # "0"
+        return bytes(out)
 
     def _outside_quick(self, text: bytes) -> bytes:
         """The brackets of text outside strings, for a text in which every quote opens or closes a
