@@ -437,6 +437,8 @@ def _sweep_runs(locks: Path) -> None:
     if fcntl is None:
         return
     for token in [*locks.glob("run-*.lock"), *locks.glob(".run-*.new")]:
+        if os.path.realpath(token) in _run_holds:
+            continue  # this process's own load (on NFS its lock would not keep this one out)
         try:
             fd = os.open(token, os.O_RDWR)
         except OSError:
@@ -706,7 +708,8 @@ def _stored(traces_file: Path) -> tuple[str | None, int | None]:
     import pyarrow.parquet as pq
 
     try:  # two columns of one small file: read by pyarrow, with no database to start for them
-        table = pq.ParquetFile(traces_file).read(columns=["sha256", "trace_id"])
+        with pq.ParquetFile(traces_file) as file:
+            table = file.read(columns=["sha256", "trace_id"])
     except (OSError, ValueError, KeyError, pa.ArrowException):
         return None, None
     if not table.num_rows:
