@@ -449,7 +449,8 @@ def connect(path: str | Path | None = None, *, read_only: bool = True, wait: flo
 def state(path: str | Path | None = None) -> tuple:
     """A value that changes whenever what a reader of the database or lake at path sees changes (a
     load, a replace, a removal, a rule added): a key for caching what was read from it, without
-    opening it. Equal values, the same content; a file copied back over itself counts as changed."""
+    opening it. Equal values, the same content; a file copied back over itself, or changed in the
+    last two seconds (within a tick of its timestamps), counts as changed."""
     from . import lake
 
     path = Path(path or dbmod.default_path())

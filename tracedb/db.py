@@ -50,8 +50,8 @@ def default_path() -> str:
 
 
 def stat_key(path: Path) -> tuple | None:
-    """What any write to path changes: its size, inode and times (None when it is not there). A
-    file copied back with its times kept is a new inode; a change within a clock tick, a new ctime."""
+    """What a write to path changes: its size, inode and times (None when it is not there); a file
+    copied back with its times kept is a new inode."""
     try:
         st = path.stat()
     except OSError:
@@ -59,10 +59,25 @@ def stat_key(path: Path) -> tuple | None:
     return (st.st_size, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
 
 
+# A file whose times are this close to now may change again within the same timestamp (file
+# times tick coarser than nanoseconds on many systems): its state is then taken for a new one.
+RACY_NS = 2_000_000_000
+
+
+def settled(keys: tuple) -> tuple:
+    """keys (stat_key of each file), or, where one changed within RACY_NS of now, keys with a
+    value no other state holds: what was read from such a file is never taken as current (git's
+    rule for an index entry as recent as the index)."""
+    now = time.time_ns()
+    if any(key is not None and now - max(key[2], key[3]) < RACY_NS for key in keys):
+        return (*keys, os.urandom(8).hex())
+    return keys
+
+
 def state(path: Path) -> tuple:
     """What a load, a removal or a rule changes in a database file: the file and its write-ahead
     log (tracedb.state)."""
-    return (stat_key(path), stat_key(path.with_name(path.name + ".wal")))
+    return settled((stat_key(path), stat_key(path.with_name(path.name + ".wal"))))
 
 
 def migrations() -> list[tuple[int, Path]]:

@@ -106,7 +106,8 @@ def is_lake(path: str | Path) -> bool:
 def state(lake: Path) -> tuple:
     """What a load or a replace changes in a lake, or in an export read in place (tracedb.state): its
     folder of committed traces (a trace goes in or out by a rename there) and its user rules' files."""
-    return (db.stat_key(lake / "traces"), *(db.stat_key(lake / kind.table / "user.parquet") for kind in RULE_KINDS))
+    return db.settled((db.stat_key(lake / "traces"),
+                       *(db.stat_key(lake / kind.table / "user.parquet") for kind in RULE_KINDS)))
 
 
 def folder_of(name: str) -> str:
@@ -376,82 +377,43 @@ def _lock_fd(fd: int, operation: int, failure: str) -> bool:
     return True
 
 
-# The tokens this process holds a shared lock on, each through one open file: token -> [fd, users]
-# (the load that opened it, and its tasks committing here). On NFS an flock is a POSIX lock, the
-# process's, which any close of the file lets go: the load and two tasks of one Dask worker
-# (threads) committing at once share the one file rather than each its own.
-_run_holds: dict[str, list[int]] = {}
-_run_guard = threading.Lock()
-
-
-def _let_go(token: str | Path) -> None:
-    """One user of the token's file the less; the last closes it (its lock goes with it)."""
-    with _run_guard:
-        held = _run_holds.get(os.path.realpath(token))
-        if held is None:
-            return
-        held[1] -= 1
-        if held[1] == 0:
-            os.close(held[0])
-            del _run_holds[os.path.realpath(token)]
-
-
 def open_run(lake: Path) -> Path:
-    """A token of one load whose tasks run elsewhere (Dask): LAKE/_locks/run-<id>.lock, handed to
-    each task (add(run=...)). A task commits only while the token stands (end_run takes it away),
-    so that once its load gives its tasks up (the scheduler died) no trace lands unannounced. This
-    process holds a shared lock on it until end_run: a token nobody holds any more is a killed
-    load's, and the next load removes it (its tasks, should they still run, then commit nothing)."""
+    """A token of one load whose tasks run elsewhere (Dask): LAKE/_locks/run-<pid>-<host>-<id>.lock,
+    handed to each task (add(run=...)). A task commits only while the token stands (end_run takes
+    it away), so that once its load gives its tasks up (the scheduler died) no trace lands
+    unannounced. The token names its load's process: the next load removes the tokens of loads of
+    this machine that were killed (their tasks, should they still run, then commit nothing)."""
     locks = lake / LOCKS
+    token = locks / f"run-{os.getpid()}-{scratch.where()}-{uuid.uuid4().hex}.lock"
     try:
         locks.mkdir(exist_ok=True)
         _sweep_runs(locks)
-        while True:
-            # made under a temporary name, locked, then renamed into place: a token is never seen
-            # unheld while its load lives (a sweep that takes the temporary file first: made again)
-            name = uuid.uuid4().hex
-            new = locks / f".run-{name}.new"
-            fd = os.open(new, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
-            try:
-                _lock_fd(fd, fcntl.LOCK_SH if fcntl else 0, f"{new}: cannot lock the load's token")
-                token = locks / f"run-{name}.lock"
-                os.rename(new, token)
-            except FileNotFoundError:  # swept in the instant before its lock: made again
-                os.close(fd)
-                continue
-            except BaseException:
-                os.close(fd)
-                new.unlink(missing_ok=True)
-                raise
-            break
+        token.touch()
     except OSError as exc:
         raise TracedbError(f"{lake}: cannot add the traces: {exc.strerror or exc}") from None
-    with _run_guard:
-        _run_holds[os.path.realpath(token)] = [fd, 1]  # this load's own hold; its tasks here share the file
     return token
 
 
+_RUN = re.compile(r"^run-(\d+)-([0-9a-f]{8})-[0-9a-f]{32}\.lock$")
+
+
 def _sweep_runs(locks: Path) -> None:
-    """Remove the tokens of loads that were killed: those no process holds a lock on (neither their
-    load nor a task committing). Where the file system keeps no locks, none can be told: none go."""
-    if fcntl is None:
-        return
-    for token in [*locks.glob("run-*.lock"), *locks.glob(".run-*.new")]:
-        if os.path.realpath(token) in _run_holds:
-            continue  # this process's own load (on NFS its lock would not keep this one out)
+    """Remove the tokens of killed loads: those of this machine whose process is gone, once no
+    task holds one (a commit under way finishes first). A token of another machine, whose process
+    cannot be asked about, stays."""
+    for token in locks.glob("run-*.lock"):
+        m = _RUN.match(token.name)
+        if not m or m.group(2) != scratch.where() or scratch.alive(int(m.group(1))):
+            continue
         try:
             fd = os.open(token, os.O_RDWR)
         except OSError:
             continue
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:  # held (a live load, a commit under way), or no locks kept here
-            os.close(fd)
-            continue
-        try:
-            token.unlink(missing_ok=True)
-        except OSError:
-            pass
+            if _lock_fd(fd, fcntl.LOCK_EX | fcntl.LOCK_NB if fcntl else 0, f"{token}: cannot lock a load's token"):
+                token.unlink(missing_ok=True)
+        except (OSError, TracedbError):
+            pass  # left for the next load
         finally:
             os.close(fd)
 
@@ -462,15 +424,19 @@ def end_run(token: Path) -> None:
     try:
         fd = os.open(token, os.O_RDWR)  # written to: NFS takes an exclusive flock for a write lock
     except FileNotFoundError:
-        fd = None
-    _let_go(token)  # this load's own hold (a task of this process committing keeps the file open)
-    if fd is None:
         return
     try:
         _lock_fd(fd, fcntl.LOCK_EX if fcntl else 0, f"{token}: cannot lock the load's token")
         token.unlink(missing_ok=True)
     finally:
         os.close(fd)
+
+
+# The tokens this process holds a shared lock on, each through one open file: token -> [fd, users].
+# On NFS an flock is a POSIX lock, the process's, which any close of the file lets go: two tasks
+# of one Dask worker (threads) committing at once share the one file rather than each its own.
+_run_holds: dict[str, list[int]] = {}
+_run_guard = threading.Lock()
 
 
 @contextlib.contextmanager
@@ -480,9 +446,8 @@ def _run_standing(token: str | None) -> Iterator[bool]:
     if token is None:
         yield True
         return
-    key = os.path.realpath(token)
     with _run_guard:
-        held = _run_holds.get(key)
+        held = _run_holds.get(token)
         if held is None:
             try:
                 fd = os.open(token, os.O_RDONLY)
@@ -494,7 +459,7 @@ def _run_standing(token: str | None) -> Iterator[bool]:
                 except TracedbError:
                     os.close(fd)
                     raise
-                held = _run_holds[key] = [fd, 0]
+                held = _run_holds[token] = [fd, 0]
         if held is not None:
             held[1] += 1
     if held is None:
@@ -507,7 +472,11 @@ def _run_standing(token: str | None) -> Iterator[bool]:
             standing = False
         yield standing
     finally:
-        _let_go(token)
+        with _run_guard:
+            held[1] -= 1
+            if held[1] == 0:
+                os.close(held[0])
+                del _run_holds[token]
 
 
 _UNKNOWN = object()  # a traces file that is there and cannot be read
@@ -710,11 +679,11 @@ def _stored(traces_file: Path) -> tuple[str | None, int | None]:
     try:  # two columns of one small file: read by pyarrow, with no database to start for them
         with pq.ParquetFile(traces_file) as file:
             table = file.read(columns=["sha256", "trace_id"])
-    except (OSError, ValueError, KeyError, pa.ArrowException):
+        if not table.num_rows:
+            return None, None
+        return table.column("sha256")[0].as_py(), table.column("trace_id")[0].as_py()
+    except (OSError, ValueError, KeyError, pa.ArrowException):  # unreadable, or not a traces file
         return None, None
-    if not table.num_rows:
-        return None, None
-    return table.column("sha256")[0].as_py(), table.column("trace_id")[0].as_py()
 
 
 def _move_in(lake: Path, folder: str, part: partition.Partition, old_id: int | None = None) -> bool:

@@ -383,8 +383,8 @@ def test_a_task_commits_only_while_its_load_stands_by_it(tmp_path):
 
 
 def test_the_token_of_a_killed_load_goes_with_the_next_and_a_live_one_stays(tmp_path):
-    """A load's token is held (a shared lock) for as long as the load lives: the next load removes
-    the token of one that was killed, whose tasks then commit nothing, and leaves a live one's."""
+    """A load's token names its process: the next load removes the token of one that was killed,
+    whose tasks then commit nothing, and leaves a live one's."""
     import signal
     import subprocess
     import sys
@@ -396,7 +396,7 @@ def test_the_token_of_a_killed_load_goes_with_the_next_and_a_live_one_stays(tmp_
     loads = [subprocess.Popen([sys.executable, "-c", holder, str(lake)], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True) for _ in range(2)]
     try:
-        killed, live = [Path(p.stdout.readline().strip()) for p in loads]  # each holds its token now
+        killed, live = [Path(p.stdout.readline().strip()) for p in loads]  # each has its token now
         assert killed.exists() and live.exists()
         loads[0].send_signal(signal.SIGKILL)
         loads[0].wait()

@@ -147,9 +147,9 @@ def _value(rng: random.Random, levels: int):
     strings = ['a[b', ']]', '{"x"', '\\', '\\"[', 'q"}', '', 'ü[', '\\\\']
     if levels == 0:
         return rng.choice(strings + [1, None])
-    if rng.random() < 0.5:
-        return [_value(rng, levels - 1) for _ in range(rng.randint(1, 3))]
-    return {rng.choice(strings) + str(i): _value(rng, levels - 1) for i in range(rng.randint(1, 3))}
+    if rng.random() < 0.5:  # empty ones too: [{[]}] is three levels in six brackets
+        return [_value(rng, levels - 1) for _ in range(rng.randint(0, 3))]
+    return {rng.choice(strings) + str(i): _value(rng, levels - 1) for i in range(rng.randint(0, 3))}
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -165,7 +165,7 @@ def test_the_guard_counts_as_a_parser_does(seed):
         read = bytearray()
         with pytest.raises(TooDeep) if limit < depth else _nothing():
             while True:
-                chunk = guard.read(rng.randint(1, 7))
+                chunk = guard.read(rng.choice((rng.randint(1, 7), rng.randint(8, 64))))
                 if not chunk:
                     break
                 read += chunk
@@ -206,12 +206,12 @@ def _opens_beyond(prefix: bytes, limit: int) -> bool:
     return False
 
 
-def _blanked_beyond(text: bytes, limit: int) -> tuple[bytes, int]:
+def _blanked_beyond(text: bytes, limit: int) -> tuple[bytes, list[int]]:
     """text with every value that opens beyond limit as 0 and spaces (strings skipped, the way a
-    parser reads), and how many: what NestingGuard(blank_beyond=True) hands out, worked out byte
-    by byte."""
+    parser reads), and where each begins: what NestingGuard(blank_beyond=True) hands out, worked
+    out byte by byte."""
     out = bytearray(text)
-    depth, in_string, escaped, start, values = 0, False, False, None, 0
+    depth, in_string, escaped, start, values = 0, False, False, None, []
     for i, c in enumerate(text):
         if in_string:
             if escaped:
@@ -226,7 +226,7 @@ def _blanked_beyond(text: bytes, limit: int) -> tuple[bytes, int]:
             depth += 1
             if depth == limit + 1:
                 start = i
-                values += 1
+                values.append(i)
         elif c in b"]}":
             depth -= 1
             if depth == limit and start is not None:
@@ -239,18 +239,20 @@ def _blanked_beyond(text: bytes, limit: int) -> tuple[bytes, int]:
 
 @pytest.mark.parametrize("seed", range(20))
 def test_the_guard_blanks_what_opens_beyond_its_bound_and_nothing_else(seed):
-    """Cut anywhere, with blank_beyond: every value opening beyond the limit reads as 0 and
-    spaces, the same length, each counted; every other byte as it was, brackets in strings too."""
+    """Cut anywhere (a few bytes, or several levels, at a time), with blank_beyond: every value
+    opening beyond the limit reads as 0 and spaces, the same length, each counted; every other
+    byte as it was, brackets in strings too."""
     rng = random.Random(seed)
     text = json.dumps([_value(rng, rng.randint(3, 9)) for _ in range(3)]).encode()
     depth = _max_depth(text)
     for limit in range(2, depth + 1):
         guard = NestingGuard(io.BytesIO(text), limit, blank_beyond=True)
         read = bytearray()
-        while chunk := guard.read(rng.randint(1, 7)):
+        while chunk := guard.read(rng.choice((rng.randint(1, 7), rng.randint(8, 64)))):
             read += chunk
         expected, values = _blanked_beyond(text, limit)
         assert bytes(read) == expected, (limit, text)
-        assert guard.blanked == values
+        assert guard.blanked == len(values)
+        assert guard.first_blanked_at == (values[0] if values else None)
         if values:
             assert _max_depth(bytes(read)) == limit

@@ -30,13 +30,18 @@ _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _NOT_SYNTAX = bytes(b for b in range(256) if b not in b'[]{}"')
 
 
+# A matched pair of brackets with nothing between them: the innermost level of a text's brackets.
+_PAIR = re.compile(rb"\[\]|\{\}")
+
+
 def _deepest(brackets: bytes) -> int:
     """A bound on how many levels brackets (outside strings) go deeper than where they start:
     matched pairs are taken away level by level, innermost first (a few rounds of C-speed
-    replaces for a trace's events); the levels taken plus the opens left. A text that needs many
-    rounds is deep itself: its length is the bound."""
+    substitutions for a trace's events; one level a round, the pairs there at its start); the
+    levels taken plus the opens left. A text that needs many rounds is deep itself: its length is
+    the bound."""
     for levels in range(_ROUNDS):
-        fewer = brackets.replace(b"[]", b"").replace(b"{}", b"")
+        fewer = _PAIR.sub(b"", brackets)
         if len(fewer) == len(brackets):
             return levels + fewer.count(b"[") + fewer.count(b"{")
         brackets = fewer
@@ -44,8 +49,8 @@ def _deepest(brackets: bytes) -> int:
 
 
 def _closes_first(brackets: bytes) -> int:
-    """A bound below on how many levels brackets (outside strings) close before they open one
-    they keep: matched pairs taken away, as _deepest does; all of them when that takes too long."""
+    """How many levels brackets (outside strings) close before they open one they keep: matched
+    pairs taken away, as _deepest does; all of them when that takes too long (a bound above)."""
     for _ in range(_ROUNDS):
         fewer = brackets.replace(b"[]", b"").replace(b"{}", b"")
         if len(fewer) == len(brackets):
