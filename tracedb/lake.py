@@ -381,8 +381,9 @@ def open_run(lake: Path) -> Path:
     """A token of one load whose tasks run elsewhere (Dask): LAKE/_locks/run-<pid>-<host>-<id>.lock,
     handed to each task (add(run=...)). A task commits only while the token stands (end_run takes
     it away), so that once its load gives its tasks up (the scheduler died) no trace lands
-    unannounced. The token names its load's process: the next load removes the tokens of loads of
-    this machine that were killed (their tasks, should they still run, then commit nothing)."""
+    unannounced. The token names its load's process: the next such load removes the tokens of
+    loads of this machine that were killed (their tasks, should they still run, then commit
+    nothing)."""
     locks = lake / LOCKS
     token = locks / f"run-{os.getpid()}-{scratch.where()}-{uuid.uuid4().hex}.lock"
     try:
@@ -398,9 +399,9 @@ _RUN = re.compile(r"^run-(\d+)-([0-9a-f]{8})-[0-9a-f]{32}\.lock$")
 
 
 def _sweep_runs(locks: Path) -> None:
-    """Remove the tokens of killed loads: those of this machine whose process is gone, once no
-    task holds one (a commit under way finishes first). A token of another machine, whose process
-    cannot be asked about, stays."""
+    """Remove the tokens of killed loads: those of this machine whose process is gone and that no
+    task holds (one committing keeps its token for a later load to remove). A token of another
+    machine, whose process cannot be asked about, stays."""
     for token in locks.glob("run-*.lock"):
         m = _RUN.match(token.name)
         if not m or m.group(2) != scratch.where() or scratch.alive(int(m.group(1))):
