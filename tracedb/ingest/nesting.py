@@ -30,22 +30,18 @@ _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _NOT_SYNTAX = bytes(b for b in range(256) if b not in b'[]{}"')
 
 
-# A matched pair of brackets with nothing between them: the innermost level of a text's brackets.
-_PAIR = re.compile(rb"\[\]|\{\}")
-
-
 def _deepest(brackets: bytes) -> int:
     """A bound on how many levels brackets (outside strings) go deeper than where they start:
-    matched pairs are taken away level by level, innermost first (a few rounds of C-speed
-    substitutions for a trace's events; one level a round, the pairs there at its start); the
-    levels taken plus the opens left. A text that needs many rounds is deep itself: its length is
+    matched pairs are taken away, innermost first (a few rounds of C-speed replaces for a trace's
+    events; each replace takes one level at most, and a round's two may take two: [{[]}]); twice
+    the rounds plus the opens left. A text that needs many rounds is deep itself: its length is
     the bound."""
-    for levels in range(_ROUNDS):
-        fewer = _PAIR.sub(b"", brackets)
+    for rounds in range(_ROUNDS):
+        fewer = brackets.replace(b"[]", b"").replace(b"{}", b"")
         if len(fewer) == len(brackets):
-            return levels + fewer.count(b"[") + fewer.count(b"{")
+            return 2 * rounds + fewer.count(b"[") + fewer.count(b"{")
         brackets = fewer
-    return len(brackets) + _ROUNDS
+    return len(brackets) + 2 * _ROUNDS
 
 
 def _closes_first(brackets: bytes) -> int:
