@@ -169,7 +169,13 @@ def _rewrite_journal(directory: Path, record: dict) -> None:
         out.write(json.dumps(record))
 
 
-_OWNER = re.compile(r"^(\d+)-([0-9a-f]{8})-[0-9a-f]{32}(?:\.r(\d+))?$")  # a _work_dir, maybe _claimed
+_OWNER = re.compile(r"^(\d+)-([0-9a-f]{8})-[0-9a-f]{32}(?:\.r(\d+))?$")  # an _owned name, maybe _claimed
+
+
+def _owned() -> str:
+    """A new name of this process's (<pid>-<where>-<random>): whoever finds it can tell, on this
+    host, whether the process that made it still runs (_OWNER reads it back)."""
+    return f"{os.getpid()}-{scratch.where()}-{uuid.uuid4().hex}"
 
 
 def _journal(directory: Path) -> dict:
@@ -377,6 +383,9 @@ def _lock_fd(fd: int, operation: int, failure: str) -> bool:
     return True
 
 
+RUN_PREFIX = "run-"  # a load's token in _locks: run-<_owned name>.lock
+
+
 def open_run(lake: Path) -> Path:
     """A token of one load whose tasks run elsewhere (Dask): LAKE/_locks/run-<pid>-<host>-<id>.lock,
     handed to each task (add(run=...)). A task commits only while the token stands (end_run takes
@@ -385,7 +394,7 @@ def open_run(lake: Path) -> Path:
     loads of this machine that were killed (their tasks, should they still run, then commit
     nothing)."""
     locks = lake / LOCKS
-    token = locks / f"run-{os.getpid()}-{scratch.where()}-{uuid.uuid4().hex}.lock"
+    token = locks / f"{RUN_PREFIX}{_owned()}.lock"
     try:
         locks.mkdir(exist_ok=True)
         _sweep_runs(locks)
@@ -395,16 +404,13 @@ def open_run(lake: Path) -> Path:
     return token
 
 
-_RUN = re.compile(r"^run-(\d+)-([0-9a-f]{8})-[0-9a-f]{32}\.lock$")
-
-
 def _sweep_runs(locks: Path) -> None:
     """Remove the tokens of killed loads: those of this machine whose process is gone and that no
     task holds (one committing keeps its token for a later load to remove). A token of another
     machine, whose process cannot be asked about, stays."""
-    for token in locks.glob("run-*.lock"):
-        m = _RUN.match(token.name)
-        if not m or m.group(2) != scratch.where() or scratch.alive(int(m.group(1))):
+    for token in locks.glob(f"{RUN_PREFIX}*.lock"):
+        owner = _OWNER.match(token.name[len(RUN_PREFIX):-len(".lock")])
+        if owner is None or owner.group(3) is not None or not scratch.dead(int(owner.group(1)), owner.group(2)):
             continue
         try:
             fd = os.open(token, os.O_RDWR)
@@ -745,7 +751,7 @@ def _work_dir(parent: Path) -> Path:
     (<pid>-<where>-<random>: recover can tell a dead writer's before its journal is written), made
     even while another writer or reader removes parent for being empty (between parent's mkdir
     and the child's)."""
-    child = parent / f"{os.getpid()}-{scratch.where()}-{uuid.uuid4().hex}"
+    child = parent / _owned()
     with _using_lock:
         _using.add(child.name)  # until _done_with: recover(mine=True) leaves it alone
     try:

@@ -100,6 +100,12 @@ class ChromeResult:
     metadata: list[tuple[str, object]] = field(default_factory=list)
 
 
+def add_note(result, note: str) -> None:
+    """Add a note to what a load says of its trace (result.problem: a ChromeResult or any staged
+    result with one), after what it says already."""
+    result.problem = f"{result.problem}; {note}" if result.problem else note
+
+
 # Compressed files and archives by their magic bytes, for a message that says what the file is.
 _ARCHIVES = ((b"\xfd7zXZ\x00", "an xz-compressed file"), (b"BZh", "a bzip2-compressed file"),
              (b"\x28\xb5\x2f\xfd", "a zstd-compressed file"), (b"PK\x03\x04", "a zip archive"),
@@ -357,12 +363,12 @@ def read_chrome_trace(stream: TraceStream, emit: Callable[[dict], None],
     if guard.replaced:
         note = (f"{guard.replaced} invalid \\u surrogate escape(s) in strings replaced by \\ufffd "
                 f"(the first at byte {guard.first_at} of the JSON text)")
-        result.problem = f"{result.problem}; {note}" if result.problem else note
+        add_note(result, note)
     if nesting.blanked:
         note = (f"{nesting.blanked} value(s) nested more than {nesting.limit} levels deep read as 0 in the "
                 f"events holding them, which were set aside (the first at byte {nesting.first_blanked_at} of "
                 "the JSON text)")
-        result.problem = f"{result.problem}; {note}" if result.problem else note
+        add_note(result, note)
     result.metadata = capture.metadata()
     return result
 

@@ -30,7 +30,7 @@ from ..store import run_file
 from ..jsontext import dumps as json_text
 from ..jsontext import replace_lone_surrogates
 from .bulk import NotBulk, discard_bulk, read_raw, type_bulk
-from .chrome import ChromeResult, read_chrome_trace, require_c_backend
+from .chrome import ChromeResult, add_note, read_chrome_trace, require_c_backend
 from .layout import MAX_METADATA_CHARS
 from .members import SetAside
 from .source import TraceStream
@@ -203,4 +203,4 @@ def store_metadata(con: duckdb.DuckDBPyConnection, trace_id: int, metadata, resu
     if aside:
         notes.append("metadata set aside with its size: " + ", ".join(aside))
     for note in notes:
-        result.problem = f"{result.problem}; {note}" if result.problem else note
+        add_note(result, note)
