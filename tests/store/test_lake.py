@@ -188,6 +188,28 @@ def test_same_name_skip_replace_and_refuse(tmp_path):
     assert rows == [(default_name(KINETO[0]), hashlib.sha256(other.read_bytes()).hexdigest())]
 
 
+@pytest.mark.parametrize("pyarrow_imported", [True, False], ids=["pyarrow", "duckdb"])
+def test_a_committed_trace_is_read_alike_with_pyarrow_or_without(tmp_path, monkeypatch, pyarrow_imported):
+    """What a writer reads of a committed trace (its digest and id) is the same whichever reader a
+    process uses; an unreadable traces file is (None, None) with both."""
+    import sys
+
+    import pyarrow.parquet  # noqa: F401  (imported here, then hidden for the DuckDB case)
+
+    lake = tmp_path / "lake"
+    loaded = lakemod.add(KINETO[1], lake, name="t")
+    if not pyarrow_imported:
+        monkeypatch.delitem(sys.modules, "pyarrow.parquet")
+    committed = lake / "traces" / lakemod.folder_of("t") / "data.parquet"
+    assert lakemod._stored(committed) == (hashlib.sha256(KINETO[1].read_bytes()).hexdigest(), loaded.trace_id)
+    assert ("pyarrow.parquet" in sys.modules) == pyarrow_imported  # the case it claims to test
+    committed.write_bytes(committed.read_bytes()[:-9])  # a footer cut short
+    assert lakemod._stored(committed) == (None, None)
+    other = tmp_path / "other.parquet"
+    other.write_bytes((lake / "kernels" / lakemod.folder_of("t") / "data.parquet").read_bytes())
+    assert lakemod._stored(other) == (None, None)  # not a traces file
+
+
 def test_a_bad_file_is_one_line_and_the_rest_land(tmp_path):
     bad = tmp_path / "broken.json"
     bad.write_text('{"traceEvents": [{"ph": "X", "ts": ')
