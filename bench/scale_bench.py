@@ -47,9 +47,10 @@ def database(mb: float) -> tuple[Path, str, str]:
         for trace in (nv, amd):
             measure(sys.executable, TRACEDB_BODY, str(trace), str(db))
     # a database an older tracedb wrote is brought up to date (its facts derived again) once, in a
-    # process of its own: a read-only command on it would otherwise apply the new views on every
-    # open, timed each time (and this process stays small: a spawned child's peak RSS counts the
-    # memory it shares with its parent until it starts)
+    # process of its own: the first read-only command would otherwise apply the new views inside
+    # its timing, and every report would read facts derived by the older rules (and this process
+    # stays small: a spawned child's peak RSS counts the memory it shares with its parent until it
+    # starts)
     subprocess.run([sys.executable, "-c", "import sys, tracedb; tracedb.connect(sys.argv[1], read_only=False).close()",
                     str(db)], check=True)
     return db, nv.name.split(".")[0], amd.name.split(".")[0]

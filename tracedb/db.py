@@ -425,13 +425,25 @@ def _views_fingerprint() -> dict[str, str]:
     return out
 
 
+# A row of tracedb_views whose file is PENDING + derive/<name>: that derivation file's facts are
+# older than the views (a reader brought the views up to date; the next writer derives them).
+PENDING = "pending:"
+
+
+def _stored_views(con: duckdb.DuckDBPyConnection) -> tuple[dict[str, str], set[str]]:
+    """The fingerprint of the views a database holds, and the derivation files left to derive."""
+    rows = con.execute("SELECT file, sha256 FROM main.tracedb_views").fetchall()
+    views = {f: d for f, d in rows if not f.startswith(PENDING)}
+    return views, {f[len(PENDING) + len("derive/"):] for f, _ in rows if f.startswith(PENDING)}
+
+
 def _needs_upgrade(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether a reader must bring the views up to date first (facts left to derive it never runs)."""
     version = schema_version(con)
     _refuse_newer(version)
     if version < latest_version():
         return True
-    stored = dict(con.execute("SELECT file, sha256 FROM tracedb_views").fetchall())
-    return stored != _views_fingerprint()
+    return _stored_views(con)[0] != _views_fingerprint()
 
 
 def _refuse_newer(version: int) -> None:
@@ -451,11 +463,12 @@ def upgrade(con: duckdb.DuckDBPyConnection, force_views: bool = False, derive: b
     _refuse_newer(version)
     wanted = _views_fingerprint()
     try:
-        stored = dict(con.execute("SELECT file, sha256 FROM main.tracedb_views").fetchall())
+        stored, pending = _stored_views(con)
         bootstrapped = True
     except duckdb.CatalogException:
-        stored, bootstrapped = {}, False
-    if bootstrapped and version == latest_version() and stored == wanted and not force_views:
+        stored, pending, bootstrapped = {}, set(), False
+    if (bootstrapped and version == latest_version() and stored == wanted and not force_views
+            and not (pending and derive)):
         return
     schema_dir = sqlfiles.sql_dir() / "schema"
     with transaction(con, "cannot bring the database up to date"):
@@ -469,7 +482,12 @@ def upgrade(con: duckdb.DuckDBPyConnection, force_views: bool = False, derive: b
                 rebuild.STEPS[number](con)
             con.execute("INSERT INTO tracedb_schema VALUES (?, ?, now()::TIMESTAMP)", [number, path.name])
         if stored != wanted or force_views:
-            _apply_views(con, wanted, None if force_views else stored, derive)
+            _apply_views(con, wanted, None if force_views else stored, derive, pending)
+        elif pending and derive:  # the views are current; facts a reader left to derive
+            from . import facts
+
+            facts.derive_all(con, sorted(pending & {name for name, _ in facts.derivations()}))
+            con.execute(f"DELETE FROM tracedb_views WHERE starts_with(file, '{PENDING}')")
 
 
 def _derivation_keys(fingerprint: dict[str, str], name: str) -> set[str]:
@@ -481,12 +499,14 @@ def _derivation_keys(fingerprint: dict[str, str], name: str) -> set[str]:
 
 
 def _apply_views(con: duckdb.DuckDBPyConnection, wanted: dict[str, str], stored: dict[str, str] | None = None,
-                 derive: bool = True) -> None:
+                 derive: bool = True, pending: set[str] = frozenset()) -> None:
     """(Re)create the views and macros of the SQL modules, in the order their includes give, and
     reload the packaged rules (the caller owns the transaction). The stored facts are derived
     again only when what the derivation reads changed (stored: the fingerprint the database
-    holds, None: derive whatever changed); with derive false, that is left to the next writer:
-    the fingerprint keeps the old digests of what the derivation reads, so it is still seen stale."""
+    holds, None: derive whatever changed), and where a reader left them (pending); with derive
+    false, that is left to the next writer: the files to derive are kept as PENDING rows, so that
+    the views count as current (a reader opens without applying them again, a second a command)
+    while the next writer still derives."""
     from . import facts, rules  # both run their SQL files through this module
 
     known = modules.modules()
@@ -497,13 +517,12 @@ def _apply_views(con: duckdb.DuckDBPyConnection, wanted: dict[str, str], stored:
     # each derivation file is run again when what it reads changed: its include closure, the rules
     # (read by the classification) or the file itself
     changed = [name for name, _ in facts.derivations()
-               if stored is None or any(stored.get(k) != wanted.get(k) for k in _derivation_keys(every, name))]
-    keys = set().union(*(_derivation_keys(every, name) for name in changed)) if changed else set()
+               if name in pending or stored is None
+               or any(stored.get(k) != wanted.get(k) for k in _derivation_keys(every, name))]
     kept = dict(wanted)
     if changed and derive:
         facts.derive_all(con, changed)
     elif changed:
-        kept = {k: v for k, v in wanted.items() if k not in keys}
-        kept.update({k: v for k, v in (stored or {}).items() if k in keys})
+        kept.update({f"{PENDING}derive/{name}": "pending" for name in changed})
     con.execute("DELETE FROM tracedb_views")
     con.executemany("INSERT INTO tracedb_views VALUES (?, ?)", list(kept.items()))

@@ -11,10 +11,12 @@ CREATE TABLE IF NOT EXISTS tracedb_schema (
     applied_at TIMESTAMP NOT NULL
 );
 
--- Fingerprint of the view files last applied, so views are re-created only when they change.
+-- Fingerprint of the SQL modules, rules and derivation files last applied, so views are
+-- re-created only when they change.
 -- Columns:
---   file    path of the view file under sql/views
---   sha256  SHA-256 of its text when applied
+--   file    the module (core.events), rules/<file> or derive/<file>; pending:derive/<file> where a
+--           read-only open applied the views and left that derivation to the next writer
+--   sha256  SHA-256 of its text when applied (pending for a pending:derive row)
 CREATE TABLE IF NOT EXISTS tracedb_views (
     file   VARCHAR PRIMARY KEY,
     sha256 VARCHAR NOT NULL
