@@ -4,7 +4,8 @@
 -- a double), the other fields as text and args as JSON. An event SQL cannot take exactly is
 -- flagged for the Python path (tracedb.ingest.chrome's EventStager), which types it as the
 -- streaming reader would. Parameters: $first_rowid, the rowid of _raw's first row (rowids inside a
--- transaction do not start at 0); $max_event_chars, the most text one event may hold.
+-- transaction do not start at 0); $max_event_chars, the most text one event may hold;
+-- $long_text_chars, the longest string kept in line.
 --
 -- _raw_parts columns (_raw, in ranges of rows read side by side: tracedb.ingest.bulk._raw_parts):
 --   row_id  the row's rowid in _raw; row_id - $first_rowid is the event's index
@@ -21,7 +22,7 @@
 --   rest          the event's text when it has keys its table has no column for (they go to its
 --                 extra; a key with a null value counts as one), or when it needs Python; else NULL
 --   needs_python  SQL cannot type the event exactly: not an object; more text than one event may hold
---                 (Python sets it aside); ts or dur null, not a number,
+--                 (Python sets it aside), or than a string kept in line (Python cuts such a string); ts or dur null, not a number,
 --                 a boolean, with sub-nanosecond digits, beyond the 64-bit nanosecond range, or
 --                 negative (dur), a start or end beyond ±2^62 ns; a key given twice (Python keeps the last value, DuckDB the first);
 --                 outside ts, a number a double cannot hold exactly (17 characters of digits and
@@ -77,6 +78,9 @@ FROM (
                WHEN NOT starts_with(raw, '{') THEN true
                -- more text than one event may hold (tracedb.ingest.chrome.MAX_EVENT_CHARS): set aside there
                WHEN strlen(raw) > $max_event_chars THEN true
+               -- text enough for a string too long to keep in line (tracedb.ingest.chrome.LONG_TEXT_CHARS,
+               -- characters; strlen counts bytes, never fewer): Python keeps it in long_texts
+               WHEN strlen(raw) > $long_text_chars THEN true
                -- a key twice: JSON parsers in Python and JavaScript keep the last value, DuckDB the
                -- first (only an event with more keys than its known fields can have one twice)
                WHEN more_keys AND len(keys) <> len(list_distinct(keys)) THEN true

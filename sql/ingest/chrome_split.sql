@@ -130,3 +130,5 @@ SELECT $trace_id, event_id, ph, cat, name, ts_ns, dur_ns, pid, tid, id, args,
 FROM _typed_all WHERE dest = 'other_events';
 
 INSERT INTO rejected_events SELECT $trace_id, event_id, reason, raw FROM _staging_rejected;
+
+INSERT INTO long_texts SELECT $trace_id, event_id, field, piece, text FROM _staging_long;

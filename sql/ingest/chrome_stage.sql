@@ -18,6 +18,13 @@
 --   reason    why the event cannot be typed
 --   raw       the event as JSON text
 --
+-- _staging_long columns (string values too long to keep in line, for long_texts: the staged
+-- event holds each cut, followed by a note):
+--   event_id  index of the event in the file's event list
+--   field     where in the event, as a JSON Pointer (/name, /args/...)
+--   piece     0-based position of the piece in the string
+--   text      the piece (tracedb.ingest.chrome.LONG_PIECE_CHARS characters, the last one fewer)
+--
 -- _typed columns (one row per event, ready for the event tables):
 --   event_id  index of the event in the file's event list
 --   ts_ns     exact start in integer nanoseconds
@@ -80,6 +87,8 @@ CREATE OR REPLACE TEMP TABLE _staging_events (
 );
 
 CREATE OR REPLACE TEMP TABLE _staging_rejected (event_id BIGINT, reason VARCHAR, raw VARCHAR);
+
+CREATE OR REPLACE TEMP TABLE _staging_long (event_id BIGINT, field VARCHAR, piece INTEGER, text VARCHAR);
 
 CREATE OR REPLACE TEMP TABLE _typed (
     event_id BIGINT, ts_ns BIGINT, dur_ns BIGINT,

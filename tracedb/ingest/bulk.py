@@ -41,7 +41,7 @@ from ..store import run_file
 from ..errors import reraise_interrupt
 from ..sqlfiles import literal
 from .boundaries import LEAD, boundary_pattern, last_boundary
-from .chrome import MAX_EVENT_CHARS, ChromeResult, EventStager, RejectedEvent
+from .chrome import LONG_TEXT_CHARS, MAX_EVENT_CHARS, ChromeResult, EventStager, RejectedEvent
 from .layout import TopLevelCapture
 from .salvage import NotSalvageable, Rejection, salvage
 from .source import TraceStream
@@ -62,6 +62,9 @@ HOLD = 4 << 20  # bytes kept back until the end of the event list is known
 # which needs no such bound, takes the file.
 WALK_BUDGET = 64 << 10  # the walk is Python: 1 MiB of events took 0.2 s of every load, 256 KiB 0.05 s
 EXACT_BATCH = 10_000
+# The most text the bulk reader takes in events long enough to hold a string kept out of line
+# (tracedb.ingest.chrome.LONG_TEXT_CHARS): beyond it the streaming reader reads the trace.
+LONG_EVENTS_BYTES = 32 << 20
 
 ProgressFn = Callable[[int, int], None]  # (disk bytes read, events so far; estimated in bulk)
 
@@ -88,7 +91,9 @@ def read_raw(con: duckdb.DuckDBPyConnection, stream: TraceStream, progress: Prog
         feeder.start()
         # the rowid is the event index
         with store.settings(con, preserve_insertion_order=True), _stopping(feeder):
-            con.execute("CREATE OR REPLACE TEMP TABLE _raw (raw JSON)")
+            # chars: the text's bytes, so that long events are counted without reading their texts
+            # again (a scan of _raw holds 2,048 texts at once)
+            con.execute("CREATE OR REPLACE TEMP TABLE _raw (raw JSON, chars INTEGER)")
             rejections: list[Rejection] = []
             try:
                 batch: list[Path] = []
@@ -126,7 +131,7 @@ def _read_segments(con: duckdb.DuckDBPyConnection, segments: list[Path], salvage
     rejections: list[Rejection] = []
     files = ", ".join(literal(str(segment)) for segment in segments)
     try:
-        con.execute(f"INSERT INTO _raw SELECT json FROM read_json_objects([{files}], format = 'array')")
+        con.execute(f"INSERT INTO _raw SELECT json, strlen(json) FROM read_json_objects([{files}], format = 'array')")
     except duckdb.Error as exc:  # a bad event: the segments one by one, the bad one a window at a time
         reraise_interrupt(exc)
         if len(segments) > 1:
@@ -190,7 +195,7 @@ def drop_staging(con: duckdb.DuckDBPyConnection) -> None:
         return  # DuckDB invalidated the database: its temporary objects went with it
     con.execute("DROP VIEW IF EXISTS _typed_all")
     drop_raw(con)
-    for name in ("_bulk", "_flagged", "_typed", "_staging_events", "_staging_rejected", "_csv_rows",
+    for name in ("_bulk", "_flagged", "_typed", "_staging_events", "_staging_rejected", "_staging_long", "_csv_rows",
                  "_csv_raw", "_csv_bulk", "_csv_typed"):
         con.execute(f"DROP TABLE IF EXISTS {name}")
 
@@ -198,8 +203,17 @@ def drop_staging(con: duckdb.DuckDBPyConnection) -> None:
 def type_bulk(con: duckdb.DuckDBPyConnection, raw: RawEvents) -> ChromeResult:
     """Type the events of _raw into _bulk, seen through _typed_all (the flagged ones go to
     _staging_events), and drop _raw."""
+    # events long enough to hold a string kept out of line go through Python, a few at a time; a
+    # trace of many would fill the typing's memory with their texts (2,048 rows at a time): the
+    # streaming reader, which cuts each as it reads it, takes it
+    long_bytes = con.execute("SELECT coalesce(sum(chars), 0) FROM _raw WHERE chars > ?",
+                             [LONG_TEXT_CHARS]).fetchone()[0]
+    if long_bytes > LONG_EVENTS_BYTES:
+        drop_raw(con)
+        raise NotBulk(f"{long_bytes / (1 << 20):,.0f} MiB of events of more than {LONG_TEXT_CHARS >> 10} KiB each")
     _raw_parts(con, raw)
-    run_file(con, "ingest/chrome_bulk.sql", {"first_rowid": raw.first_rowid, "max_event_chars": MAX_EVENT_CHARS})
+    run_file(con, "ingest/chrome_bulk.sql", {"first_rowid": raw.first_rowid, "max_event_chars": MAX_EVENT_CHARS,
+                                             "long_text_chars": LONG_TEXT_CHARS})
     with_ph = con.execute("SELECT count(*) FILTER (WHERE ph IS NOT NULL) FROM _bulk").fetchone()[0]
     stager = EventStager()
     _stage_exact(con, stager, {r.event_id: r for r in raw.malformed})

@@ -8,6 +8,7 @@ rejected_events with the reason. Peak memory is one batch, whatever the trace si
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
@@ -158,6 +159,63 @@ def _too_large(size: int) -> str:
             f"tracedb keeps of one event (its first {KEPT_CHARS >> 10} KiB kept here)")
 
 
+# The longest string value an event's tables hold in line (real kernel names run to 5 KiB): a
+# longer one is kept there as its first characters and a note, and whole in long_texts, in pieces
+# (sql/schema/017_long_texts.sql: DuckDB holds every long string of a row group in memory when it
+# writes one, so that 60 names of 5 MiB took more than a load's memory). The typing holds 2,048
+# events at once, each text about three times: 96 MB at this length, half the load's memory
+# (store.LOAD_MEMORY_LIMIT).
+LONG_TEXT_CHARS = 16 << 10
+# The pieces long_texts holds such a string in, and what of it stays in line: under 4 KiB of
+# UTF-8 each, since DuckDB keeps a longer text in a block of its own, which a load's staging
+# tables held in memory (5,000 names cut to 16 KiB took the load's 192 MB, then out of memory),
+# where shorter ones spill to disk.
+LONG_PIECE_CHARS = 1000
+LONG_KEPT_CHARS = 900  # and a note of at most 80
+LONG_COLUMNS = ("event_id", "field", "piece", "text")
+
+
+def _long_note(text: str) -> str:
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"…[{len(text):,} characters, sha256 {digest}; whole in long_texts]"
+
+
+def _pointer(path: tuple) -> str:
+    """A JSON Pointer (RFC 6901) of a place in an event: its keys and indices, ~ and / escaped."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
+
+
+def out_of_line(value, path: tuple = ()) -> tuple[object, list[tuple[str, str]]]:
+    """A copy of a parsed JSON value whose strings longer than LONG_TEXT_CHARS are cut to their
+    first LONG_KEPT_CHARS characters followed by a note of their length and digest (distinct
+    texts stay distinct); and those strings whole, with the JSON Pointer of each below path. A key
+    that long raises RejectedEvent. Iterative: any depth."""
+    long: list[tuple[str, str]] = []
+    root: list = [None]
+    stack = [(value, root, 0, path)]
+    while stack:
+        item, parent, key, where = stack.pop()
+        if isinstance(item, dict):
+            copy = {}
+            parent[key] = copy
+            for k, v in item.items():
+                if len(k) > LONG_TEXT_CHARS:
+                    raise RejectedEvent(f"a key of {len(k):,} characters: more than the {LONG_TEXT_CHARS >> 10} KiB "
+                                        "tracedb keeps of a key")
+                copy[k] = None
+                stack.append((v, copy, k, (*where, k)))
+        elif isinstance(item, list):
+            copy = [None] * len(item)
+            parent[key] = copy
+            stack.extend((v, copy, i, (*where, i)) for i, v in enumerate(item))
+        elif isinstance(item, str) and len(item) > LONG_TEXT_CHARS:
+            parent[key] = item[:LONG_KEPT_CHARS] + _long_note(item)
+            long.append((_pointer(where), item))
+        else:
+            parent[key] = item
+    return root[0], long
+
+
 def _cut_strings(value, keep: int = KEPT_CHARS + 1):
     """A copy of a parsed JSON value with every string (key or value) longer than keep cut to
     keep characters; and the characters cut. Iterative: any depth."""
@@ -205,14 +263,16 @@ class EventStager:
     def _reset(self) -> None:
         self.cols: dict[str, list] = {c: [] for c in STAGING_COLUMNS}
         self.rejected: dict[str, list] = {"event_id": [], "reason": [], "raw": []}
+        self.long: dict[str, list] = {c: [] for c in LONG_COLUMNS}  # pieces of long strings
         self.chars = 0  # of the batch's texts: a batch is handed on once it holds BATCH_CHARS
 
     def __len__(self) -> int:
         return len(self.cols["event_id"]) + len(self.rejected["event_id"])
 
     def take(self) -> dict:
-        """The batch so far, {"staging": columns, "rejected": columns}; starts a new one."""
-        batch = {"staging": self.cols, "rejected": self.rejected}
+        """The batch so far, {"staging": columns, "rejected": columns, "long": columns}; starts a
+        new one."""
+        batch = {"staging": self.cols, "rejected": self.rejected, "long": self.long}
         self._reset()
         return batch
 
@@ -248,6 +308,16 @@ class EventStager:
                 # event tables): the event is set aside, its first characters kept
                 self.reject(index, _too_large(size), None, _first_chars(rest, ts, dur, args_text))
                 return
+            long = []
+            if size > LONG_TEXT_CHARS:  # it may hold a string too long to keep in line
+                ev, long = out_of_line(ev)
+                if args_text is not None:
+                    args, long_args = out_of_line(args, ("args",))
+                    long += long_args
+                if long:
+                    args_text = None if args is _MISSING else fast_dumps(args).decode()
+                    rest = fast_dumps(ev).decode()
+                    size = len(rest) + (len(args_text) if args_text is not None else 0)
         except RejectedEvent as exc:
             for key, value in (("ts", ts), ("dur", dur), ("args", args)):
                 if value is not _MISSING:
@@ -262,6 +332,13 @@ class EventStager:
         cols["args"].append(args_text)
         cols["rest"].append(rest)
         self.chars += size
+        for field_, text in long:
+            for piece, at in enumerate(range(0, len(text), LONG_PIECE_CHARS)):
+                self.long["event_id"].append(index)
+                self.long["field"].append(field_)
+                self.long["piece"].append(piece)
+                self.long["text"].append(text[at:at + LONG_PIECE_CHARS])
+            self.chars += len(text)
 
     def _set_aside_large(self, index: int, ev: dict) -> bool:
         """Set aside an event whose text read far beyond the cap (a span in bytes, a cap in

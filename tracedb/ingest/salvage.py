@@ -105,7 +105,7 @@ def salvage(con: duckdb.DuckDBPyConnection, data: bytes, first_event: int, scrat
                 raise NotSalvageable(f"value {found.group(1)} of a segment reads as JSON: {message[:200]}")
             if start > pos:
                 rows += _insert(con, data[pos:start].rstrip(_SPACE).rstrip(b","), scratch)
-            con.execute(f"INSERT INTO _raw VALUES ('{PLACEHOLDER}')")
+            con.execute(f"INSERT INTO _raw VALUES ('{PLACEHOLDER}', {len(PLACEHOLDER)})")
             out.append(Rejection(rows, "malformed JSON: " + found.group(2).rstrip(". "),
                                  data[start:end].rstrip(_SPACE).decode("utf-8", "backslashreplace")))
             rows += 1
@@ -297,8 +297,8 @@ def _insert(con: duckdb.DuckDBPyConnection, events: bytes, scratch: Path) -> int
     if not events.strip(_SPACE):
         return 0
     scratch.write_bytes(b"[" + events + b"]")
-    return con.execute(f"INSERT INTO _raw SELECT json FROM read_json_objects({literal(str(scratch))}, format = 'array')"
-                       ).fetchone()[0]
+    return con.execute(f"INSERT INTO _raw SELECT json, strlen(json) FROM read_json_objects({literal(str(scratch))}, "
+                       "format = 'array')").fetchone()[0]
 
 
 def _parses(text: bytes) -> bool:

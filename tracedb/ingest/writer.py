@@ -26,14 +26,17 @@ if TYPE_CHECKING:
 _STOP = object()
 
 
-def to_arrow(batch: dict) -> tuple[pa.Table, pa.Table]:
-    """An EventStager batch as Arrow tables (staging rows, rejections)."""
+def to_arrow(batch: dict) -> tuple[pa.Table, pa.Table, pa.Table]:
+    """An EventStager batch as Arrow tables (staging rows, rejections, pieces of long strings)."""
     import pyarrow as pa
 
     staging = pa.schema([("event_id", pa.int64()), ("ts_ns", pa.int64()), ("dur_ns", pa.int64()),
                          ("args", pa.string()), ("rest", pa.string())])
     rejected = pa.schema([("event_id", pa.int64()), ("reason", pa.string()), ("raw", pa.string())])
-    return pa.table(batch["staging"], schema=staging), pa.table(batch["rejected"], schema=rejected)
+    long = pa.schema([("event_id", pa.int64()), ("field", pa.string()), ("piece", pa.int32()),
+                      ("text", pa.string())])
+    return (pa.table(batch["staging"], schema=staging), pa.table(batch["rejected"], schema=rejected),
+            pa.table(batch["long"], schema=long))
 
 
 def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table, select: str = "*") -> None:
@@ -48,21 +51,24 @@ def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table, sel
 
 
 def append_staged_lists(con: duckdb.DuckDBPyConnection, batch: dict) -> None:
-    """Append one EventStager batch to _staging_events and _staging_rejected from its Python lists,
-    without Arrow: the few events the bulk reader types in Python come in batches this small, and
-    building an Arrow array imports pandas when it is installed (a quarter of a second)."""
+    """Append one EventStager batch to _staging_events, _staging_rejected and _staging_long from its
+    Python lists, without Arrow: the few events the bulk reader types in Python come in batches this
+    small, and building an Arrow array imports pandas when it is installed (a quarter of a second)."""
     for table, part, columns in (("_staging_events", "staging", ("event_id", "ts_ns", "dur_ns", "args", "rest")),
-                                 ("_staging_rejected", "rejected", ("event_id", "reason", "raw"))):
+                                 ("_staging_rejected", "rejected", ("event_id", "reason", "raw")),
+                                 ("_staging_long", "long", ("event_id", "field", "piece", "text"))):
         rows = batch[part]
         if rows[columns[0]]:
             values = ", ".join(f"unnest(${i + 1})" for i in range(len(columns)))
             con.execute(f"INSERT INTO {table} SELECT {values}", [rows[c] for c in columns])
 
 
-def append_staged(con: duckdb.DuckDBPyConnection, staging: pa.Table, rejected: pa.Table) -> None:
-    """Append one batch to _staging_events and _staging_rejected (sql/ingest/chrome_stage.sql)."""
+def append_staged(con: duckdb.DuckDBPyConnection, staging: pa.Table, rejected: pa.Table, long: pa.Table) -> None:
+    """Append one batch to _staging_events, _staging_rejected and _staging_long
+    (sql/ingest/chrome_stage.sql)."""
     insert_arrow(con, "_staging_events", staging)
     insert_arrow(con, "_staging_rejected", rejected)
+    insert_arrow(con, "_staging_long", long)
 
 
 class BatchWriter:
@@ -76,7 +82,8 @@ class BatchWriter:
         self._thread.start()
 
     def put(self, batch: dict) -> None:
-        """Queue one batch: {"staging": columns, "rejected": columns} (lists are copied)."""
+        """Queue one batch: {"staging": columns, "rejected": columns, "long": columns} (lists are
+        copied)."""
         if self._error:
             raise self._error
         self._queue.put(to_arrow(batch))
