@@ -130,3 +130,27 @@ def test_long_texts_go_with_their_trace_into_a_lake_and_out_of_the_database(tmp_
     run_cli("rm", "t", db=db, check=True)
     with open_db(db, read_only=True) as con:
         assert con.execute("SELECT count(*) FROM long_texts").fetchone()[0] == 0
+
+
+def test_a_string_beyond_the_cap_never_reaches_the_parser_whole(con, tmp_path, monkeypatch):
+    """The streaming reader cuts it out of the bytes before yajl builds it (a failed allocation
+    there ends the process: a 300 MiB name under a 1.6 GiB address-space limit did); its event is
+    set aside with its size and first 64 KiB, the others load, one just within the cap whole.
+    The cap is 1 MiB here, so that the file stays small."""
+    from tracedb.ingest import chrome
+
+    monkeypatch.setattr(chrome, "MAX_EVENT_CHARS", 1 << 20)
+    monkeypatch.setattr(readers, "read_raw", lambda *a, **k: (_ for _ in ()).throw(bulk.NotBulk("streaming")))
+    cutters = []
+    real = chrome.StringCutter
+    monkeypatch.setattr(chrome, "StringCutter", lambda limit: cutters.append(real(limit)) or cutters[-1])
+    within = "w" * ((1 << 20) - 200)
+    path = tmp_path / "t.json"
+    _write(path, [_kernel("a", 1), _kernel("n" * (5 << 20), 10), _kernel(within, 20), _kernel("b", 30)])
+    out = load(con, path)
+    assert (out.events, out.rejected, out.complete) == (4, 1, True)
+    assert cutters[0].started == 1  # cut in the bytes, not after parsing
+    event_id, reason, kept = con.execute("SELECT event_id, reason, length(raw) FROM rejected_events").fetchone()
+    assert (event_id, kept) == (1, 64 << 10) and reason.startswith("an event of 5.0 MiB of text: more than the 1 MiB")
+    assert con.execute("SELECT kernel_id, long_text(trace_id, kernel_id, '/name') = ? FROM kernels ORDER BY 1",
+                       [within]).fetchall() == [(0, None), (2, True), (3, None)]

@@ -20,6 +20,7 @@ from ..errors import BadTraceFile, TracedbError
 from ..jsontext import dumps as json_text
 from ..jsontext import fast_dumps, replace_lone_surrogates
 from .layout import TopLevelCapture
+from .longstrings import StringCutter
 from .nesting import NestingGuard, TooDeep
 from .source import TraceStream
 
@@ -216,13 +217,22 @@ def out_of_line(value, path: tuple = ()) -> tuple[object, list[tuple[str, str]]]
     return root[0], long
 
 
-def _cut_strings(value, keep: int = KEPT_CHARS + 1):
+def _cut_strings(value, keep: int = KEPT_CHARS + 1, strings: StringCutter | None = None):
     """A copy of a parsed JSON value with every string (key or value) longer than keep cut to
-    keep characters; and the characters cut. Iterative: any depth."""
+    keep characters; and the characters cut, counting those of the strings the reader cut
+    already (strings: its StringCutter; such a string ends in its marker). Iterative: any depth."""
     cut = 0
+    marker = strings.marker_text() if strings is not None and strings.started else None
 
     def short(s: str) -> str:
         nonlocal cut
+        if marker is not None and s.endswith("\x00") and marker in s:
+            at = s.rindex(marker)
+            number = s[at + len(marker):-1]
+            if number.isdigit() and int(number) in strings.sizes:
+                cut += strings.sizes[int(number)] - min(at, keep)
+                strings.seen += 1
+                return s[:min(at, keep)]
         if len(s) > keep:
             cut += len(s) - keep
             return s[:keep]
@@ -258,6 +268,7 @@ class EventStager:
     def __init__(self) -> None:
         self.rejected_total = 0
         self.has_event = False  # some object with a "ph" key: a bare array is a trace
+        self.strings: StringCutter | None = None  # the reader's, when it cuts long strings
         self._reset()
 
     def _reset(self) -> None:
@@ -281,7 +292,8 @@ class EventStager:
         if type(ev) is not dict:
             self.reject(index, "event is not a JSON object", ev)
             return
-        if span > MAX_EVENT_CHARS + 2 * READ_CHUNK and self._set_aside_large(index, ev):
+        cut_by_reader = self.strings is not None and self.strings.started > self.strings.seen
+        if (span > MAX_EVENT_CHARS + 2 * READ_CHUNK or cut_by_reader) and self._set_aside_large(index, ev):
             return
         # ts, dur and args leave the dict here; rest is whatever remains (ph, cat, name, ...).
         ts = ev.pop("ts", _MISSING)
@@ -346,7 +358,7 @@ class EventStager:
         under a memory limit (it ends the process then): encoded with each string cut a little
         beyond KEPT_CHARS (the text's first KEPT_CHARS characters are the same), its size counted
         from the lengths cut off. Whether it was set aside."""
-        short, cut = _cut_strings(ev)
+        short, cut = _cut_strings(ev, strings=self.strings)
         ts, dur, args = (short.pop(key, _MISSING) for key in ("ts", "dur", "args"))
         args_text = None if args is _MISSING else json_text(args)
         rest = json_text(short)
@@ -389,7 +401,11 @@ def read_chrome_trace(stream: TraceStream, emit: Callable[[dict], None],
     # and a value deeper than its bound reaches it as 0, so that the event holding it costs only
     # itself (still hundreds of levels deep, it is set aside) (a trace object's parser reads to the
     # event list's end: the keys after it are the capture's)
-    nesting = NestingGuard(guard, ends_at_depth=1 if kind == "object" else None, blank_beyond=True)
+    # and a string longer than one event may hold reaches it cut, so that yajl never builds it
+    # (where memory is short it ended the process), marked so that its event is set aside
+    nesting = NestingGuard(guard, ends_at_depth=1 if kind == "object" else None, blank_beyond=True,
+                           strings=StringCutter(MAX_EVENT_CHARS))
+    stager.strings = nesting.strings
     items = ijson.items(nesting, prefix, use_float=False, buf_size=READ_CHUNK)
     last = stream.offset
     try:

@@ -85,6 +85,11 @@ def load_file(con: duckdb.DuckDBPyConnection, path: str | Path, *, name: str | N
         # Python's or Arrow's allocation failing (an address-space limit, say): the file's load
         # is undone like any other failure, in one line
         raise TracedbError(f"{path}: cannot load: out of memory{f' ({exc})' if str(exc) else ''}") from None
+    except (ImportError, SystemError) as exc:
+        # a library that cannot be loaded, or fails inside, mid-load: under an address-space limit,
+        # pyarrow's shared library could not be mapped, and its import of pandas failed without
+        # saying why; one line too
+        raise TracedbError(f"{path}: cannot load: {type(exc).__name__}: {store.one_line(exc)}") from None
 
 
 def _load(con: duckdb.DuckDBPyConnection, path: Path, name: str, replace: bool, progress, meta, kind,

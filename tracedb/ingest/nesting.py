@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from .longstrings import StringCutter
+
 # Far beyond any real trace (Kineto's args nest a few levels; orjson refuses to write more than
 # 254: a deeper event is set aside), and ijson's memory at this depth is about 10 MB.
 MAX_DEPTH = 2000
@@ -70,11 +72,14 @@ class NestingGuard:
     than limit levels and the text after it is read as ever."""
 
     def __init__(self, source, limit: int = MAX_DEPTH, ends_at_depth: int | None = None,
-                 blank_beyond: bool = False) -> None:
+                 blank_beyond: bool = False, strings: StringCutter | None = None) -> None:
         """ends_at_depth: the depth whose return, by a closing bracket, ends the text the parser
         reads (1 for a trace object whose keys before the event list are blanked: the event
-        list's "]"); the parser is then given the object's "}", and nothing after."""
+        list's "]"); the parser is then given the object's "}", and nothing after. strings: cuts
+        the strings beyond its limit out of what the parser reads (tracedb.ingest.longstrings),
+        told where strings are by this pass."""
         self.source = source
+        self.strings = strings
         self.limit = limit
         self.ends_at_depth = ends_at_depth
         self.blank_beyond = blank_beyond
@@ -95,7 +100,10 @@ class NestingGuard:
             return b""
         data = self.source.read(size)
         self._blanks = []
+        inside, escape = self._in_string, self._escape
         cut = self._check(data)
+        if self.strings is not None:
+            data = self.strings.apply(data, inside, escape, self._in_string)
         if self._blanks:
             data = self._blank(data)
         if self.ended_at is not None:  # the text the parser reads ends here
