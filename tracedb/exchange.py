@@ -28,6 +28,7 @@ import duckdb
 
 from . import __version__, atomic, db, facts, store
 from .partition import insert as insert_partition
+from .sqlfiles import file_path
 from .errors import TracedbError, is_damage, reraise_interrupt
 from .ingest.loader import LoadOutcome, check_existing, delete_trace, trace_tables
 from .lake import DATA as LAKE_DATA
@@ -184,7 +185,7 @@ def _load_rules(con: duckdb.DuckDBPyConnection, path: Path) -> int:
         if file.is_file():
             added += con.execute(
                 f"INSERT INTO {table} BY NAME SELECT * FROM read_parquet(?, hive_partitioning = false) "
-                f"WHERE source NOT IN (SELECT source FROM {table})", [str(file)]).fetchone()[0]
+                f"WHERE source NOT IN (SELECT source FROM {table})", [file_path(file)]).fetchone()[0]
     return added
 
 

@@ -81,7 +81,7 @@ from .errors import TracedbError, reraise_interrupt
 from .ingest.loader import LoadOutcome, default_name, trace_tables
 from .ingest.source import check_file, sha256_of
 from .rules import KINDS as RULE_KINDS
-from .sqlfiles import literal
+from .sqlfiles import file_path, literal
 from .traces import check_name
 
 try:
@@ -687,8 +687,8 @@ def _stored(traces_file: Path) -> tuple[str | None, int | None]:
     if "pyarrow.parquet" not in sys.modules:
         try:
             with duckdb.connect(config={"threads": 1}) as con:
-                rows = con.execute("SELECT sha256, trace_id FROM read_parquet(?) LIMIT 1",
-                                   [str(traces_file)]).fetchall()
+                rows = con.execute("SELECT sha256, trace_id FROM read_parquet(?, hive_partitioning = false) "
+                                   "LIMIT 1", [file_path(traces_file)]).fetchall()
         except duckdb.Error:  # unreadable, or not a traces file
             return None, None
         return rows[0] if rows else (None, None)
@@ -942,5 +942,5 @@ def _build_views(con: duckdb.DuckDBPyConnection, lake: Path, tables: list[str]) 
         file = lake / kind.table / "user.parquet"
         if file.is_file():
             con.execute(f"INSERT INTO {kind.table} BY NAME SELECT * FROM read_parquet(?, "
-                        "hive_partitioning = false)", [str(file)])
+                        "hive_partitioning = false)", [file_path(file)])
 

@@ -27,7 +27,7 @@ from . import db, scratch, store
 from .errors import TracedbError, reraise_interrupt
 from .ingest.loader import LoadOutcome, load_file, trace_tables
 from .rules import KINDS as RULE_KINDS
-from .sqlfiles import literal
+from .sqlfiles import file_path, literal
 
 # The id a partition's rows carry until they are put where they belong (a lake's files carry the
 # lake's id of the trace, see tracedb.lake).
@@ -162,7 +162,7 @@ def insert(con: duckdb.DuckDBPyConnection, files: dict[str, Path], trace_id: int
     known = set(trace_tables(con))
     for table in sorted((t for t in files if t in known), key=lambda t: t != "traces"):
         con.execute(f"INSERT INTO {table} BY NAME SELECT * REPLACE ({int(trace_id)} AS trace_id) "
-                    "FROM read_parquet(?, hive_partitioning = false)", [str(files[table])])
+                    "FROM read_parquet(?, hive_partitioning = false)", [file_path(files[table])])
 
 
 def remove(partition: Partition) -> None:

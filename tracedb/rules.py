@@ -71,7 +71,7 @@ def builtin_files() -> list[Path]:
 def load_builtin(con: duckdb.DuckDBPyConnection) -> None:
     """Replace the built-in rows of every rules table with the packaged files (caller's transaction)."""
     for kind, path in zip(KINDS, builtin_files()):
-        store.run_file(con, kind.loader, {"source": BUILTIN, "path": str(path)})
+        store.run_file(con, kind.loader, {"source": BUILTIN, "path": sqlfiles.file_path(path)})
     refresh_regex_rules(con)
 
 
@@ -187,7 +187,7 @@ def add_file(con: duckdb.DuckDBPyConnection, path: Path, source: str | None = No
     if source == BUILTIN:
         raise TracedbError(f"{path}: the source name {BUILTIN!r} is reserved for the packaged rules")
     with store.transaction(con, f"{path}: cannot load rules"):
-        store.run_file(con, kind.loader, {"source": source, "path": str(path.resolve())})
+        store.run_file(con, kind.loader, {"source": source, "path": sqlfiles.file_path(path.resolve())})
         count = con.execute(f"SELECT count(*) FROM {kind.table} WHERE source = ?", [source]).fetchone()[0]
         refresh_regex_rules(con)  # also for a database without traces: the macro follows the table
         facts.derive_all(con)

@@ -14,6 +14,7 @@ sees the documentation (duckdb_tables(), duckdb_views(), duckdb_columns()).
 from __future__ import annotations
 
 import functools
+import glob
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -139,6 +140,13 @@ def comment_statements(doc: ObjectDoc) -> list[str]:
     for col, text in doc.columns.items():
         out.append(f"COMMENT ON COLUMN {doc.name}.{col} IS {literal(text)}")
     return out
+
+
+def file_path(path) -> str:
+    """A file's path as DuckDB's readers (read_csv, read_parquet, read_json_objects) are to take
+    it: they expand *, ? and [...] as a glob pattern, so that run[1]/kernels.csv read run1/kernels.csv
+    when that existed; glob.escape's escapes ([[], [*], [?]) are theirs too."""
+    return glob.escape(str(path))
 
 
 def literal(text: str) -> str:

@@ -13,7 +13,7 @@ import pytest
 
 import tracedb
 
-from conftest import KINETO, run_cli, table_counts
+from conftest import FIXTURES, KINETO, run_cli, table_counts
 from tracedb.db import open_db
 
 
@@ -466,3 +466,43 @@ def test_a_library_failing_mid_load_is_one_line_and_the_database_unchanged(loade
     assert proc.stderr.splitlines() == [f"tracedb: error: {KINETO[1]}: cannot load: {type(failure).__name__}: {failure}"]
     with open_db(db, read_only=True) as c:
         assert table_counts(c) == before
+
+
+def test_glob_characters_in_a_path_name_that_file_alone(tmp_path):
+    """DuckDB's file readers take *, ? and [...] as a glob: a trace, a rules file, an export and a
+    lake in run[1]/ were read from run1/ beside it (another run's file, or the digest of another
+    lake's trace, so that a load was skipped as already there). Each reads its own file."""
+    from tracedb import lake as lakemod
+
+    ours, theirs = tmp_path / "run[1]", tmp_path / "run1"
+    ours.mkdir()
+    theirs.mkdir()
+    ascend = FIXTURES / "ascend" / "kernel_details_cann8.csv"
+    lines = ascend.read_text().splitlines()
+    (ours / ascend.name).write_text("\n".join(lines) + "\n")
+    (theirs / ascend.name).write_text("\n".join(lines[:3]) + "\n")  # two kernels, where ours has more
+    db = tmp_path / "t.duckdb"
+    run_cli("load", ours / ascend.name, db=db, check=True)
+    with open_db(db, read_only=True) as con:
+        assert con.execute("SELECT event_count FROM traces").fetchone()[0] == len(lines) - 1
+    for folder, label in ((ours, "ours"), (theirs, "theirs")):
+        (folder / "peaks.csv").write_text("priority,regex,device,fp32,tf32,bf16,fp16,fp8,mem_tbps,reference\n"
+                                          f"5,MyGPU,{label},10,,,100,,1.5,mine\n")
+    run_cli("rules", "add", ours / "peaks.csv", db=db, check=True)
+    with open_db(db, read_only=True) as con:
+        assert con.execute("SELECT device FROM device_peaks WHERE source = 'peaks.csv'").fetchall() == [("ours",)]
+    for folder, trace in ((ours, KINETO[0]), (theirs, KINETO[1])):
+        lakemod.add(trace, folder / "lake", name="t")
+        run_cli("export", folder / "export", db=_db_of(tmp_path, folder, trace), check=True)
+    with pytest.raises(tracedb.TracedbError, match="already exists in the lake"):  # not taken for theirs
+        lakemod.add(KINETO[1], ours / "lake", name="t")
+    copy = tmp_path / "copy.duckdb"
+    run_cli("load", ours / "export", db=copy, check=True)
+    with open_db(copy, read_only=True) as con:
+        assert con.execute("SELECT name FROM traces").fetchall() == [(KINETO[0].name.split(".")[0],)]
+
+
+def _db_of(tmp_path: Path, folder: Path, trace: Path) -> Path:
+    db = tmp_path / f"{folder.name}.duckdb"
+    run_cli("load", trace, db=db, check=True)
+    return db

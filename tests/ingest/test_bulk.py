@@ -69,9 +69,9 @@ def _watch_flagged(monkeypatch) -> list[str]:
     flagged = []
     real = bulk._stage_exact
 
-    def spy(con, stager, malformed):
+    def spy(con, stager, malformed, *page):
         flagged.extend(r[0] for r in con.execute("SELECT json_extract_string(raw, '$.name') FROM _flagged").fetchall())
-        return real(con, stager, malformed)
+        return real(con, stager, malformed, *page)
 
     monkeypatch.setattr(bulk, "_stage_exact", spy)
     return flagged

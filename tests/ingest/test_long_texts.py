@@ -10,7 +10,6 @@ import pytest
 
 import tracedb
 from conftest import load, run_cli
-from tracedb import store
 from tracedb.db import open_db
 from tracedb.ingest import bulk, readers
 from tracedb.ingest.chrome import LONG_KEPT_CHARS, LONG_PIECE_CHARS, LONG_TEXT_CHARS, EventStager, out_of_line
@@ -90,13 +89,26 @@ def test_a_long_name_loads_cut_in_its_tables_and_whole_in_long_texts(con, tmp_pa
                        [tid]).fetchone()[0] == 3
 
 
+# A load whose memory limits are a third of tracedb's (so that the files that pass them stay
+# small), in a process of its own under an address-space limit.
+LOW_MEMORY_LOAD = """
+import sys
+from tracedb import cli, store
+store.LOAD_MEMORY_LIMIT = store.DERIVE_MEMORY_LIMIT = "64MB"
+sys.argv = ["tracedb", "load", *sys.argv[1:]]
+cli.run()
+"""
+
+
 @pytest.mark.parametrize("count, chars", [(24, 5 << 20), (2_600, 48 << 10)], ids=["24 of 5 MiB", "2,600 of 48 KiB"])
-def test_names_up_to_the_cap_load_whatever_their_number(tmp_path, monkeypatch, count, chars):
+def test_names_up_to_the_cap_load_whatever_their_number(tmp_path, count, chars):
     """Names whose total is twice the load's memory: every event loads, each name whole in
-    long_texts. Before, 36 names of 5 MiB took more than the load's 192 MB and the file failed.
-    The load's memory is a third of its own here, so that the files stay small."""
-    monkeypatch.setattr(store, "LOAD_MEMORY_LIMIT", "64MB")
-    monkeypatch.setattr(store, "DERIVE_MEMORY_LIMIT", "64MB")
+    long_texts, under a 2 GiB address-space limit. Before, 36 names of 5 MiB took more than the
+    load's 192 MB and the file failed."""
+    import resource
+    import subprocess
+    import sys
+
     path = tmp_path / "names.json"
     with open(path, "w") as f:
         f.write('{"traceEvents": [')
@@ -104,10 +116,14 @@ def test_names_up_to_the_cap_load_whatever_their_number(tmp_path, monkeypatch, c
             f.write(("," if i else "") + json.dumps(_kernel(f"{i:06d}" + chr(97 + i % 26) * (chars - 6), 10 * i)))
         f.write("]}")
     db = tmp_path / "t.duckdb"
-    with open_db(db) as con:
-        out = load(con, path)
-        assert (out.events, out.rejected, out.complete) == (count, 0, True)
-        tid = out.trace_id
+    proc = subprocess.run([sys.executable, "-c", LOW_MEMORY_LOAD, str(path), "--name", "names", "--db", str(db)],
+                          capture_output=True, text=True, timeout=300,
+                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30)))
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr[-2000:]
+    with open_db(db, read_only=True) as con:
+        tid, events, rejected, complete = con.execute(
+            "SELECT trace_id, event_count, rejected_count, complete FROM traces").fetchone()
+        assert (events, rejected, complete) == (count, 0, True)
         assert con.execute("SELECT count(*), max(strlen(name)) < 4096 FROM kernels").fetchone() == (count, True)
         last = count - 1
         assert con.execute("SELECT long_text(?, ?, '/name')", [tid, last]).fetchone()[0] == \
@@ -154,3 +170,58 @@ def test_a_string_beyond_the_cap_never_reaches_the_parser_whole(con, tmp_path, m
     assert (event_id, kept) == (1, 64 << 10) and reason.startswith("an event of 5.0 MiB of text: more than the 1 MiB")
     assert con.execute("SELECT kernel_id, long_text(trace_id, kernel_id, '/name') = ? FROM kernels ORDER BY 1",
                        [within]).fetchall() == [(0, None), (2, True), (3, None)]
+
+
+def test_an_event_set_aside_for_a_long_key_is_kept_as_it_was_read():
+    """Its long name is not cut in what rejected_events keeps, nor left in long_texts."""
+    stager = EventStager()
+    name = "N" * (LONG_TEXT_CHARS + 1)
+    stager.add(0, _kernel(name, 1, **{"k" * (LONG_TEXT_CHARS + 1): 1}))
+    batch = stager.take()
+    assert batch["long"]["event_id"] == [] and batch["staging"]["event_id"] == []
+    assert json.loads(batch["rejected"]["raw"][0])["name"] == name
+
+
+@pytest.mark.parametrize("where", ["an entry that is not an object", "a value nested too deeply"])
+def test_a_cut_string_outside_any_event_is_no_event_s(con, tmp_path, monkeypatch, where):
+    """A string the reader cut in an entry that is not an object (set aside as such, without the
+    marker), or inside a value read as 0 for its depth (never parsed): no event waits for its
+    marker, so that the events after it are staged as any are."""
+    from tracedb.ingest import chrome
+    from tracedb.ingest.nesting import MAX_DEPTH
+
+    monkeypatch.setattr(chrome, "MAX_EVENT_CHARS", 1 << 20)
+    monkeypatch.setattr(readers, "read_raw", lambda *a, **k: (_ for _ in ()).throw(bulk.NotBulk("streaming")))
+    cutters = []
+    real = chrome.StringCutter
+    monkeypatch.setattr(chrome, "StringCutter", lambda limit: cutters.append(real(limit)) or cutters[-1])
+    big = '"' + "s" * (3 << 20) + '"'
+    entry = big if where.startswith("an entry") else \
+        json.dumps(_kernel("deep", 5))[:-1] + ', "x": ' + "[" * MAX_DEPTH + big + "]" * MAX_DEPTH + "}"
+    path = tmp_path / "t.json"
+    path.write_text('{"traceEvents": [' + json.dumps(_kernel("a", 1)) + ", " + entry + ", "
+                    + json.dumps(_kernel("b", 30)) + "]}")
+    out = load(con, path)
+    assert (out.events, out.rejected) == (3, 1)
+    cutter = cutters[0]
+    assert cutter.started == 1 and cutter.seen == 1
+    raw = con.execute("SELECT raw FROM rejected_events").fetchone()[0]
+    assert "\x00" not in raw and cutter.token not in raw
+    assert con.execute("SELECT list(name ORDER BY kernel_id) FROM kernels").fetchone()[0] == ["a", "b"]
+
+
+def test_large_events_of_short_strings_stay_with_the_bulk_reader(con, tmp_path, monkeypatch):
+    """Events of 30 KiB of short values (an operation's long Input Dims) are typed in Python where
+    they stand, the rest in bulk: the file is not read again by the streaming reader, and nothing
+    is kept out of line."""
+    streamed = []
+    real = readers._stream_events
+    monkeypatch.setattr(readers, "_stream_events", lambda *a: streamed.append(a[1]) or real(*a))
+    dims = [[i, 4096] for i in range(3000)]  # 30 KiB of text, no string in it
+    events = [_kernel(f"k{i}", 10 * i, **({"Input Dims": dims} if i % 3 == 0 else {})) for i in range(600)]
+    path = tmp_path / "t.json"
+    _write(path, events)
+    out = load(con, path)
+    assert (out.events, out.rejected, streamed) == (600, 0, [])
+    assert con.execute("SELECT count(*) FROM long_texts").fetchone()[0] == 0
+    assert json.loads(con.execute("SELECT args FROM kernels WHERE kernel_id = 3").fetchone()[0])["Input Dims"] == dims

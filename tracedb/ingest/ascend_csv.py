@@ -27,6 +27,7 @@ import pyarrow as pa
 
 from .. import store
 from ..errors import BadTraceFile, reraise_interrupt
+from ..sqlfiles import file_path
 from .chrome import RejectedEvent, check_span, to_ns
 from .source import TraceStream, is_gzip
 from .writer import insert_arrow
@@ -176,7 +177,7 @@ def _stage_bulk(con: duckdb.DuckDBPyConnection, path, header: list[str], fmt: st
             con.execute("CREATE OR REPLACE TEMP TABLE _csv_raw AS SELECT * FROM read_csv($path, auto_detect = false, "
                         "header = true, delim = ',', quote = '\"', escape = '\"', strict_mode = true, "
                         "columns = $columns, nullstr = '\x01', compression = $compression, encoding = 'utf-8')",
-                        {"path": str(path), "columns": columns, "compression": "gzip" if is_gzip(path) else "none"})
+                        {"path": file_path(path), "columns": columns, "compression": "gzip" if is_gzip(path) else "none"})
         # Packing wide records into JSON holds a few row groups per thread: the derivation's allowance
         # (the load's peak anyway) rather than the staging one.
         with store.settings(con, memory_limit=store.DERIVE_MEMORY_LIMIT):

@@ -39,7 +39,7 @@ import duckdb
 from .. import scratch, store
 from ..store import run_file
 from ..errors import reraise_interrupt
-from ..sqlfiles import literal
+from ..sqlfiles import file_path, literal
 from .boundaries import LEAD, boundary_pattern, last_boundary
 from .chrome import LONG_TEXT_CHARS, MAX_EVENT_CHARS, ChromeResult, EventStager, RejectedEvent
 from .layout import TopLevelCapture
@@ -62,9 +62,12 @@ HOLD = 4 << 20  # bytes kept back until the end of the event list is known
 # which needs no such bound, takes the file.
 WALK_BUDGET = 64 << 10  # the walk is Python: 1 MiB of events took 0.2 s of every load, 256 KiB 0.05 s
 EXACT_BATCH = 10_000
-# The most text the bulk reader takes in events long enough to hold a string kept out of line
-# (tracedb.ingest.chrome.LONG_TEXT_CHARS): beyond it the streaming reader reads the trace.
-LONG_EVENTS_BYTES = 32 << 20
+EXACT_BYTES = 32 << 20  # and of text at most, a page of those
+# The typing's rows at a time (DuckDB's vector), and the most text of events so many in a row may
+# hold: a third of the load's memory (each text is held about three times). Beyond it the
+# streaming reader reads the trace (real traces' events are at most 5 KiB: 10 MB).
+VECTOR_ROWS = 2048
+CROWDED_BYTES = 48 << 20
 
 ProgressFn = Callable[[int, int], None]  # (disk bytes read, events so far; estimated in bulk)
 
@@ -129,7 +132,7 @@ def _read_segments(con: duckdb.DuckDBPyConnection, segments: list[Path], salvage
     """Append the events of the segment files, in order, to _raw (removing the files); returns
     the events set aside by the salvage of a segment DuckDB refused."""
     rejections: list[Rejection] = []
-    files = ", ".join(literal(str(segment)) for segment in segments)
+    files = ", ".join(literal(file_path(segment)) for segment in segments)
     try:
         con.execute(f"INSERT INTO _raw SELECT json, strlen(json) FROM read_json_objects([{files}], format = 'array')")
     except duckdb.Error as exc:  # a bad event: the segments one by one, the bad one a window at a time
@@ -203,20 +206,25 @@ def drop_staging(con: duckdb.DuckDBPyConnection) -> None:
 def type_bulk(con: duckdb.DuckDBPyConnection, raw: RawEvents) -> ChromeResult:
     """Type the events of _raw into _bulk, seen through _typed_all (the flagged ones go to
     _staging_events), and drop _raw."""
-    # events long enough to hold a string kept out of line go through Python, a few at a time; a
-    # trace of many would fill the typing's memory with their texts (2,048 rows at a time): the
-    # streaming reader, which cuts each as it reads it, takes it
-    long_bytes = con.execute("SELECT coalesce(sum(chars), 0) FROM _raw WHERE chars > ?",
-                             [LONG_TEXT_CHARS]).fetchone()[0]
-    if long_bytes > LONG_EVENTS_BYTES:
-        drop_raw(con)
-        raise NotBulk(f"{long_bytes / (1 << 20):,.0f} MiB of events of more than {LONG_TEXT_CHARS >> 10} KiB each")
+    # the typing reads 2,048 events at a time: where large ones crowd together (thousands of long
+    # names), their texts would fill its memory; the streaming reader, which cuts each long string
+    # as it reads it, takes such a trace (_raw.chars: no text read again to tell)
+    largest = con.execute("SELECT coalesce(max(chars), 0) FROM _raw").fetchone()[0]
+    if largest * VECTOR_ROWS > CROWDED_BYTES:
+        crowded = con.execute(
+            "SELECT coalesce(max(total), 0) FROM (SELECT sum(chars) AS total FROM _raw GROUP BY rowid // $n "
+            "UNION ALL SELECT sum(chars) FROM _raw GROUP BY (rowid + $n // 2) // $n)", {"n": VECTOR_ROWS}).fetchone()[0]
+        if crowded > CROWDED_BYTES:
+            drop_raw(con)
+            raise NotBulk(f"{crowded / (1 << 20):,.0f} MiB of events in {VECTOR_ROWS} in a row")
     _raw_parts(con, raw)
     run_file(con, "ingest/chrome_bulk.sql", {"first_rowid": raw.first_rowid, "max_event_chars": MAX_EVENT_CHARS,
                                              "long_text_chars": LONG_TEXT_CHARS})
     with_ph = con.execute("SELECT count(*) FILTER (WHERE ph IS NOT NULL) FROM _bulk").fetchone()[0]
     stager = EventStager()
-    _stage_exact(con, stager, {r.event_id: r for r in raw.malformed})
+    # the events typed in Python are fetched a page at a time, a page holding at most EXACT_BYTES
+    _stage_exact(con, stager, {r.event_id: r for r in raw.malformed},
+                 max(1, min(EXACT_BATCH, EXACT_BYTES // max(largest, 1))))
     drop_raw(con)
     if raw.kind == "array" and not (with_ph or stager.has_event):
         raise NotBulk("no object with a ph key")  # the streaming reader names the problem
@@ -245,15 +253,16 @@ def _number(text: str) -> Decimal:
         raise RejectedEvent(f"number {text[:40]} is beyond any range") from None
 
 
-def _stage_exact(con: duckdb.DuckDBPyConnection, stager: EventStager, malformed: dict[int, Rejection]) -> None:
-    """Type the flagged events in Python, EXACT_BATCH at a time; the malformed ones (placeholders
-    in _raw) are set aside with their reason and text."""
+def _stage_exact(con: duckdb.DuckDBPyConnection, stager: EventStager, malformed: dict[int, Rejection],
+                 page: int = EXACT_BATCH) -> None:
+    """Type the flagged events in Python, page at a time; the malformed ones (placeholders in
+    _raw) are set aside with their reason and text."""
     # Pages by rowid through the flagged events alone: the load's connection must also write
     # between pages, and a rowid range reads only its own row groups.
     base, total = con.execute("SELECT coalesce(min(rowid), 0), count(*) FROM _flagged").fetchone()
-    for first in range(base, base + total, EXACT_BATCH):
+    for first in range(base, base + total, page):
         rows = con.execute("SELECT event_id, raw FROM _flagged WHERE rowid >= ? AND rowid < ? ORDER BY rowid",
-                           [first, first + EXACT_BATCH]).fetchall()
+                           [first, first + page]).fetchall()
         for event_id, raw in rows:
             bad = malformed.get(event_id)
             if bad is not None:

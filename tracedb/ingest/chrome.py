@@ -229,8 +229,10 @@ def _cut_strings(value, keep: int = KEPT_CHARS + 1, strings: StringCutter | None
         if marker is not None and s.endswith("\x00") and marker in s:
             at = s.rindex(marker)
             number = s[at + len(marker):-1]
-            if number.isdigit() and int(number) in strings.sizes:
-                cut += strings.sizes[int(number)] - min(at, keep)
+            if number.isdigit() and int(number) < strings.started:
+                # its length once its end was read; an entry that is the string alone is handed
+                # over before: more than the limit, at least
+                cut += strings.sizes.get(int(number), strings.limit + 1) - min(at, keep)
                 strings.seen += 1
                 return s[:min(at, keep)]
         if len(s) > keep:
@@ -289,10 +291,12 @@ class EventStager:
 
     def add(self, index: int, ev, span: int = 0) -> None:
         """Stage one parsed event; span: the bytes of text read to parse it (0: unknown)."""
-        if type(ev) is not dict:
-            self.reject(index, "event is not a JSON object", ev)
-            return
         cut_by_reader = self.strings is not None and self.strings.started > self.strings.seen
+        if type(ev) is not dict:
+            # a string the reader cut is kept as it came, without its marker
+            self.reject(index, "event is not a JSON object",
+                        _cut_strings(ev, MAX_EVENT_CHARS + 1, self.strings)[0] if cut_by_reader else ev)
+            return
         if (span > MAX_EVENT_CHARS + 2 * READ_CHUNK or cut_by_reader) and self._set_aside_large(index, ev):
             return
         # ts, dur and args leave the dict here; rest is whatever remains (ph, cat, name, ...).
@@ -322,13 +326,13 @@ class EventStager:
                 return
             long = []
             if size > LONG_TEXT_CHARS:  # it may hold a string too long to keep in line
-                ev, long = out_of_line(ev)
-                if args_text is not None:
-                    args, long_args = out_of_line(args, ("args",))
-                    long += long_args
+                # (both cut before either is used: an event set aside is set aside as it was read)
+                cut_ev, long = out_of_line(ev)
+                cut_args, long_args = (args, []) if args_text is None else out_of_line(args, ("args",))
+                long += long_args
                 if long:
-                    args_text = None if args is _MISSING else fast_dumps(args).decode()
-                    rest = fast_dumps(ev).decode()
+                    args_text = None if args_text is None else fast_dumps(cut_args).decode()
+                    rest = fast_dumps(cut_ev).decode()
                     size = len(rest) + (len(args_text) if args_text is not None else 0)
         except RejectedEvent as exc:
             for key, value in (("ts", ts), ("dur", dur), ("args", args)):

@@ -50,11 +50,14 @@ class StringCutter:
         self.token = secrets.token_hex(4)  # a file cannot forge a marker of this reader
         self.sizes: dict[int, int] = {}
         self.started = 0  # strings cut so far
-        self.seen = 0  # of them, those whose event was set aside (tracedb.ingest.chrome)
+        self.seen = 0  # of them, those whose event was set aside (tracedb.ingest.chrome) or that never
+        # reached the parser (inside a value NestingGuard blanked)
         self._open = 0  # characters (at least) of the string open at the end of the last chunk
         self._pending = False  # that string is beyond the limit: cut where the next chunk has room
         self._blanking: int | None = None  # the number of the cut string whose rest is being blanked
         self._tail = b""
+        self._carry = b""  # a \\u escape the last chunk ended inside, counted with the next
+        self.marked: list[int] = []
 
     def marker_text(self) -> str:
         """What a cut string ends with once parsed, before its number and a NUL."""
@@ -66,10 +69,12 @@ class StringCutter:
         whether it ends inside one."""
         pos = 0  # where the part of data after the string open at its start begins
         out: bytearray | None = None
+        self.marked = []  # where this chunk's markers begin
         if inside:
             end = self._end(data, escape)  # the closing quote's index
             stop = len(data) if end is None else end + 1
-            counted = chars_at_least(escape + data[:end])  # the held backslash too: see chars_at_least
+            # the held backslash too (see chars_at_least), and a \\u escape the last chunk ended in
+            counted = self._count(self._carry + escape + data[:end], end is None)
             if self._blanking is not None:
                 self._open += counted
                 out = bytearray(data)
@@ -85,6 +90,7 @@ class StringCutter:
                     self._open += counted
                     out = bytearray(data)
                     out[skip:skip + len(mark)] = mark
+                    self.marked.append(skip)
                     out[skip + len(mark):stop] = b" " * (stop - skip - len(mark))
                     number = self.started
                     self.started += 1
@@ -101,13 +107,25 @@ class StringCutter:
                 self._open, self._pending = 0, False
         if inside_after and pos < len(data):  # a string opens in this chunk and runs on
             quote = self._last_quote(data, pos)
-            self._open = chars_at_least(data[quote + 1:])
+            self._open = self._count(data[quote + 1:], True)
         if inside_after:
             self._pending = self._pending or self._open > self.limit
             self._tail = data[-_TAIL:] if len(data) >= _TAIL else (self._tail + data)[-_TAIL:]
         else:
-            self._open, self._pending = 0, False
+            self._open, self._pending, self._carry = 0, False, b""
         return data if out is None else bytes(out)
+
+    def _count(self, text: bytes, runs_on: bool) -> int:
+        """chars_at_least of a string's text from a known point (its start, a held backslash, a
+        carried escape); for a string that runs on into the next chunk, less a \\u escape it ends
+        inside, carried to the next count whole (its high surrogate would be missed in two)."""
+        self._carry = b""
+        if runs_on:
+            begun = _UNICODE_ESCAPE_BEGUN.search(text)
+            if begun and len(begun.group(1)) % 2:
+                self._carry = text[begun.end(1) - 1:]
+                text = text[:begun.end(1) - 1]
+        return chars_at_least(text)
 
     @staticmethod
     def _end(data: bytes, escape: bytes) -> int | None:

@@ -72,9 +72,9 @@ def _stage_chrome(con, path: Path, stream: TraceStream, progress):
         # (errors caught inside the settings: a fatal one marks the connection before they go back)
         with store.settings(con, preserve_insertion_order=False), store.one_line_errors(con, f"{path}: cannot load"):
             return type_bulk(con, raw)
-    except NotBulk:  # a bare array without events: the streaming reader names the problem
-        discard_bulk(con)
-        return _stream_events(con, path, None)
+    except NotBulk:  # a bare array without events (the streaming reader names the problem), or
+        discard_bulk(con)  # large events crowded together: read again, shown as it goes
+        return _stream_events(con, path, reading)
 
 
 def _stream_events(con: duckdb.DuckDBPyConnection, path: Path, reading) -> ChromeResult:

@@ -33,7 +33,7 @@ import duckdb
 import orjson
 
 from ..errors import reraise_interrupt
-from ..sqlfiles import literal
+from ..sqlfiles import file_path, literal
 from .boundaries import LEAD, boundary_pattern
 
 WINDOW = 1 << 20
@@ -297,7 +297,7 @@ def _insert(con: duckdb.DuckDBPyConnection, events: bytes, scratch: Path) -> int
     if not events.strip(_SPACE):
         return 0
     scratch.write_bytes(b"[" + events + b"]")
-    return con.execute(f"INSERT INTO _raw SELECT json, strlen(json) FROM read_json_objects({literal(str(scratch))}, "
+    return con.execute(f"INSERT INTO _raw SELECT json, strlen(json) FROM read_json_objects({literal(file_path(scratch))}, "
                        "format = 'array')").fetchone()[0]
 
 
