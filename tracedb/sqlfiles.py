@@ -145,8 +145,12 @@ def comment_statements(doc: ObjectDoc) -> list[str]:
 def file_path(path) -> str:
     """A file's path as DuckDB's readers (read_csv, read_parquet, read_json_objects) are to take
     it: they expand *, ? and [...] as a glob pattern, so that run[1]/kernels.csv read run1/kernels.csv
-    when that existed; glob.escape's escapes ([[], [*], [?]) are theirs too."""
-    return glob.escape(str(path))
+    when that existed; glob.escape's escapes ([[], [*], [?]) are theirs too. In a pattern DuckDB
+    also takes a backslash for a separator, so a path holding one is left as it is (read as named
+    unless another file matches it as a pattern; such names are rare where backslash is no
+    separator)."""
+    text = str(path)
+    return text if "\\" in text else glob.escape(text)
 
 
 def literal(text: str) -> str:
