@@ -447,12 +447,16 @@ def test_a_name_of_64_mib_under_an_address_space_limit_is_set_aside(tmp_path):
         assert con.execute("SELECT event_id, strlen(raw) FROM rejected_events").fetchall() == [(1, 64 << 10)]
 
 
-@pytest.mark.parametrize("failure", [ImportError("libarrow.so.2600: failed to map segment from shared object"),
-                                     SystemError("error return without exception set")],
-                         ids=["ImportError", "SystemError"])
-def test_a_library_failing_mid_load_is_one_line_and_the_database_unchanged(loaded_db, monkeypatch, failure):
-    """Under an address-space limit pyarrow's shared library could not be mapped, and its import of
-    pandas failed without saying why: each printed a traceback from the middle of a load."""
+@pytest.mark.parametrize("failure, said", [
+    (ImportError("libarrow.so.2600: failed to map segment from shared object"),
+     "ImportError: libarrow.so.2600: failed to map segment from shared object"),
+    (SystemError("error return without exception set"), "SystemError: error return without exception set"),
+    (RuntimeError("can't start new thread"), "out of memory (cannot start a thread)")],
+    ids=["ImportError", "SystemError", "no thread"])
+def test_a_library_failing_mid_load_is_one_line_and_the_database_unchanged(loaded_db, monkeypatch, failure, said):
+    """Under an address-space limit pyarrow's shared library could not be mapped, its import of
+    pandas failed without saying why, and the writer's thread could not start: each printed a
+    traceback from the middle of a load."""
     from tracedb.ingest import bulk, readers, writer
 
     db, before = loaded_db
@@ -463,7 +467,7 @@ def test_a_library_failing_mid_load_is_one_line_and_the_database_unchanged(loade
     monkeypatch.setattr(writer, "to_arrow", fail)
     proc = run_cli("load", KINETO[1], db=db)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    assert proc.stderr.splitlines() == [f"tracedb: error: {KINETO[1]}: cannot load: {type(failure).__name__}: {failure}"]
+    assert proc.stderr.splitlines() == [f"tracedb: error: {KINETO[1]}: cannot load: {said}"]
     with open_db(db, read_only=True) as c:
         assert table_counts(c) == before
 

@@ -34,7 +34,9 @@ def _snapshot(con) -> dict:
     return out
 
 
-def _load_both(tmp_path, path, monkeypatch):
+def _load_both(tmp_path, path, monkeypatch, streaming_patch=None):
+    """The file loaded by the bulk reader and by the streaming reader (after streaming_patch(), if
+    given), each into a database of its own."""
     bulk_con = open_db(tmp_path / "bulk.duckdb")
     streamed = []
     real_stream = readers._stream_events
@@ -54,6 +56,8 @@ def _load_both(tmp_path, path, monkeypatch):
         raise bulk.NotBulk("forced")
 
     monkeypatch.setattr(readers, "read_raw", no_bulk)
+    if streaming_patch:
+        streaming_patch()
     loader.load_file(stream_con, path)
     return bulk_con, stream_con
 
@@ -321,3 +325,23 @@ def test_typing_ranges_follow_the_row_groups():
     assert not bulk._row_groups_balanced(3 * rg, 2)  # two on one thread, one on the other
     assert bulk._row_groups_balanced(32 * rg + 5, 2)
     assert bulk._row_groups_balanced(50_125, 1)  # one thread: nothing to share
+
+
+@pytest.mark.parametrize("path", [p for p in KINETO if p.name.startswith(("h100", "mi300x_sglang"))],
+                         ids=lambda p: p.name)
+def test_strings_the_streaming_reader_cuts_and_makes_whole_again_load_as_read(tmp_path, path, monkeypatch):
+    """Read 300 bytes at a time, every string that runs on past a read with more than 40 bytes
+    reaching the parser cut and made whole again by Python (tracedb.ingest.longstrings, whose
+    bound is 1 MiB): the same rows as the bulk reader's."""
+    from tracedb.ingest import chrome
+
+    cutters = []
+    real = chrome.StringCutter
+
+    def cut_often():
+        monkeypatch.setattr(chrome, "READ_CHUNK", 300)
+        monkeypatch.setattr(chrome, "StringCutter", lambda limit: cutters.append(real(limit, keep_bytes=40)) or cutters[-1])
+    bulk_con, stream_con = _load_both(tmp_path, path, monkeypatch, cut_often)
+    cutter = cutters[-1]
+    assert cutter.started >= 10 and cutter.seen == cutter.started and not cutter.rests
+    assert _snapshot(bulk_con) == _snapshot(stream_con)

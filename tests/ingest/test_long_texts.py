@@ -225,3 +225,27 @@ def test_large_events_of_short_strings_stay_with_the_bulk_reader(con, tmp_path, 
     assert (out.events, out.rejected, streamed) == (600, 0, [])
     assert con.execute("SELECT count(*) FROM long_texts").fetchone()[0] == 0
     assert json.loads(con.execute("SELECT args FROM kernels WHERE kernel_id = 3").fetchone()[0])["Input Dims"] == dims
+
+
+def test_a_compressed_trace_inflates_a_chunk_at_a_time(tmp_path):
+    """256 KiB of gzip of one letter inflated to 256 MiB in one piece: each read inflates at most
+    what it asks for, across members, and a file cut short still says where."""
+    import gzip
+    from pathlib import Path
+
+    from tracedb.ingest.source import TraceStream
+
+    first = b'{"traceEvents": [{"ph": "X", "name": "' + b"n" * (40 << 20) + b'"}'
+    second = b', {"ph": "X", "name": "b"}]}'
+    path = tmp_path / "t.json.gz"
+    path.write_bytes(gzip.compress(first) + gzip.compress(second))
+    stream, pieces = TraceStream(Path(path)), []
+    while piece := stream.read(1 << 20):
+        pieces.append(piece)
+    assert b"".join(pieces) == first + second and max(map(len, pieces)) <= 1 << 20
+    cut = tmp_path / "cut.json.gz"
+    cut.write_bytes(gzip.compress(first + second)[:-1000])
+    stream = TraceStream(Path(cut))
+    while stream.read(1 << 20):
+        pass
+    assert stream.read_error.startswith("compressed data ends early (truncated gzip)")

@@ -112,3 +112,26 @@ def test_a_long_string_is_cut_once_and_its_length_kept_exactly():
     assert cutter.started == 1 and cutter.sizes == {0: 10 * LIMIT} and parsed["next"] == "x"
     assert parsed["name"] == parsed["name"][:parsed["name"].index("\x00")] + cutter.marker_text() + "0\x00"
     assert len(parsed["name"]) < 2 * LIMIT + 300  # what the parser built of it
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_string_cut_for_its_bytes_within_the_limit_keeps_its_rest(seed):
+    """Strings of more than a few bytes reach the parser cut (keep_bytes); those within the limit
+    keep the bytes the marker stood for, from which the string is whole again; the others are
+    beyond the limit."""
+    rng = random.Random(seed)
+    text = _text(rng)
+    cutter = StringCutter(LIMIT, keep_bytes=24)
+    after = json.loads(_read(text, rng, cutter))
+    marker = cutter.marker_text()
+    restored = 0
+    for was, now in zip(_strings(json.loads(text)), _strings(after)):
+        if now == was:
+            continue
+        kept, number = now[:now.rindex(marker)], int(now[now.rindex(marker) + len(marker):-1])
+        if number in cutter.rests:
+            assert kept + json.loads(b'"' + cutter.rests[number] + b'"') == was
+            restored += 1
+        else:
+            assert len(was) > LIMIT and cutter.sizes[number] > LIMIT
+    assert restored == len(cutter.rests)

@@ -9,6 +9,7 @@ rejected_events with the reason. Peak memory is one batch, whatever the trace si
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
@@ -217,6 +218,52 @@ def out_of_line(value, path: tuple = ()) -> tuple[object, list[tuple[str, str]]]
     return root[0], long
 
 
+def _restored(value, strings: StringCutter):
+    """A copy of a parsed JSON value whose strings the reader cut within its limit are whole again
+    (their beginning as parsed, then the rest of their text decoded here: see
+    tracedb.ingest.longstrings); and whether one is left cut (beyond the limit, or its end not yet
+    read). Iterative: any depth."""
+    marker = strings.marker_text()
+    left = False
+
+    def whole(s: str) -> str:
+        nonlocal left
+        if not (s.endswith("\x00") and marker in s):
+            return s
+        at = s.rindex(marker)
+        number = s[at + len(marker):-1]
+        if not number.isdigit() or int(number) >= strings.started:
+            return s  # not a marker of this reader
+        rest = strings.rests.pop(int(number), None)
+        if rest is None:
+            left = True
+            return s
+        strings.seen += 1
+        try:
+            return s[:at] + json.loads(b'"' + rest + b'"')
+        except ValueError as exc:  # what yajl would have refused in the string
+            raise RejectedEvent(f"malformed JSON in a string: {exc}") from None
+
+    root: list = [None]
+    stack = [(value, root, 0)]
+    while stack:
+        item, parent, key = stack.pop()
+        if isinstance(item, dict):
+            copy = {}
+            parent[key] = copy
+            for k, v in item.items():
+                k = whole(k)
+                copy[k] = None
+                stack.append((v, copy, k))
+        elif isinstance(item, list):
+            copy = [None] * len(item)
+            parent[key] = copy
+            stack.extend((v, copy, i) for i, v in enumerate(item))
+        else:
+            parent[key] = whole(item) if isinstance(item, str) else item
+    return root[0], left
+
+
 def _cut_strings(value, keep: int = KEPT_CHARS + 1, strings: StringCutter | None = None):
     """A copy of a parsed JSON value with every string (key or value) longer than keep cut to
     keep characters; and the characters cut, counting those of the strings the reader cut
@@ -233,7 +280,7 @@ def _cut_strings(value, keep: int = KEPT_CHARS + 1, strings: StringCutter | None
                 # its length once its end was read; an entry that is the string alone is handed
                 # over before: more than the limit, at least
                 cut += strings.sizes.get(int(number), strings.limit + 1) - min(at, keep)
-                strings.seen += 1
+                strings.drop(int(number))
                 return s[:min(at, keep)]
         if len(s) > keep:
             cut += len(s) - keep
@@ -292,6 +339,12 @@ class EventStager:
     def add(self, index: int, ev, span: int = 0) -> None:
         """Stage one parsed event; span: the bytes of text read to parse it (0: unknown)."""
         cut_by_reader = self.strings is not None and self.strings.started > self.strings.seen
+        if cut_by_reader:  # strings the reader cut within its limit: whole again
+            try:
+                ev, cut_by_reader = _restored(ev, self.strings)
+            except RejectedEvent as exc:
+                self.reject(index, str(exc), _cut_strings(ev, MAX_EVENT_CHARS + 1, self.strings)[0])
+                return
         if type(ev) is not dict:
             # a string the reader cut is kept as it came, without its marker
             self.reject(index, "event is not a JSON object",

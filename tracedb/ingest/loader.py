@@ -90,6 +90,11 @@ def load_file(con: duckdb.DuckDBPyConnection, path: str | Path, *, name: str | N
         # pyarrow's shared library could not be mapped, and its import of pandas failed without
         # saying why; one line too
         raise TracedbError(f"{path}: cannot load: {type(exc).__name__}: {store.one_line(exc)}") from None
+    except RuntimeError as exc:
+        if "can't start new thread" not in str(exc):
+            raise
+        # the reader's or the writer's thread, where memory (an address-space limit) is short
+        raise TracedbError(f"{path}: cannot load: out of memory (cannot start a thread)") from None
 
 
 def _load(con: duckdb.DuckDBPyConnection, path: Path, name: str, replace: bool, progress, meta, kind,

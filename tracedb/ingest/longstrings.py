@@ -1,13 +1,15 @@
 """A bound on the strings a JSON parser builds, applied to the bytes before it reads them.
 
 yajl (ijson's C backend) builds a string whole before it hands it over, and an allocation that
-fails inside it ends the process (SIGSEGV: a 300 MiB kernel name under a 900 MiB address-space
-limit). StringCutter works in NestingGuard's pass over the bytes, which knows where strings are:
-once a string holds more characters than its limit for certain, the rest of it reaches the parser
-as a marker that closes it, then spaces through its closing quote (the same length: offsets stay
-true). The marker carries a number under which the string's length in characters is kept, so
-that the event holding it is set aside with its size (tracedb.ingest.chrome.EventStager), never
-loaded cut.
+fails inside it ends the process (SIGSEGV: a 300 MiB kernel name under a 1.6 GiB address-space
+limit, one of a few MiB under 800 MiB). StringCutter works in NestingGuard's pass over the bytes,
+which knows where strings are: once a string holds more than KEEP_BYTES, or more characters than
+its limit for certain, the rest of it reaches the parser as a marker that closes it, then spaces
+through its closing quote (the same length: offsets stay true). The marker carries a number under
+which the string's length in characters is kept, and, within the limit, the bytes it stood for:
+the reader makes the string whole again, decoded by Python (which raises MemoryError where yajl
+would end the process); beyond it, the event holding it is set aside with its size
+(tracedb.ingest.chrome.EventStager), never loaded cut.
 """
 
 from __future__ import annotations
@@ -22,6 +24,10 @@ _HIGH_SURROGATE_AT_END = re.compile(rb'(\\+)u[dD][89abAB][0-9a-fA-F]{2}\Z')
 _HIGH_SURROGATE = re.compile(rb"\\u[dD][89abAB]")
 _CONTINUATION = bytes(range(0x80, 0xC0))
 _TAIL = 16  # bytes of the last chunk kept: an escape or a character it ended inside
+# The most of a string the parser builds: yajl ends the process when it cannot grow a string
+# (a name of a few MiB under a 800 MiB address-space limit did); a longer one within the limit
+# reaches it cut, and Python, which raises MemoryError instead, decodes the rest.
+KEEP_BYTES = 1 << 20
 
 
 def chars_at_least(text: bytes) -> int:
@@ -45,19 +51,26 @@ class StringCutter:
     """Cuts the strings of more than limit characters out of the bytes a parser reads; see above.
     sizes: each cut string's characters (at least), by its number, once its end was read."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, keep_bytes: int = KEEP_BYTES) -> None:
         self.limit = limit
+        self.keep_bytes = keep_bytes
         self.token = secrets.token_hex(4)  # a file cannot forge a marker of this reader
         self.sizes: dict[int, int] = {}
+        # each cut string within the limit: the bytes the marker stood for, which Python decodes
+        # (the string whole is its beginning as parsed, then these): yajl never builds it whole
+        self.rests: dict[int, bytes] = {}
         self.started = 0  # strings cut so far
         self.seen = 0  # of them, those whose event was set aside (tracedb.ingest.chrome) or that never
         # reached the parser (inside a value NestingGuard blanked)
         self._open = 0  # characters (at least) of the string open at the end of the last chunk
+        self._open_bytes = 0  # and its bytes
+        self._rest: bytearray | None = None  # the bytes of the string being blanked, while within the limit
         self._pending = False  # that string is beyond the limit: cut where the next chunk has room
         self._blanking: int | None = None  # the number of the cut string whose rest is being blanked
         self._tail = b""
         self._carry = b""  # a \\u escape the last chunk ended inside, counted with the next
-        self.marked: list[int] = []
+        self.marked: list[tuple[int, int]] = []  # this chunk's markers: where each begins, its number
+        self._dropped: set[int] = set()  # cut strings whose rest no event will ask for
 
     def marker_text(self) -> str:
         """What a cut string ends with once parsed, before its number and a NUL."""
@@ -77,20 +90,23 @@ class StringCutter:
             counted = self._count(self._carry + escape + data[:end], end is None)
             if self._blanking is not None:
                 self._open += counted
+                self._keep(data[:end])
                 out = bytearray(data)
                 out[:stop] = b" " * stop
                 if end is None:
                     return bytes(out)
-                self.sizes[self._blanking] = self._open
+                self._ended(self._blanking)
                 self._blanking = None
             elif self._pending:
                 skip = self._skip(data, escape)
                 mark = b"\\u0000tracedb-cut-%s-%d\\u0000\"" % (self.token.encode(), self.started)
                 if skip is not None and (len(data) if end is None else end) - skip >= len(mark):
                     self._open += counted
+                    self._rest = bytearray()
+                    self._keep(data[skip:end])
                     out = bytearray(data)
                     out[skip:skip + len(mark)] = mark
-                    self.marked.append(skip)
+                    self.marked.append((skip, self.started))
                     out[skip + len(mark):stop] = b" " * (stop - skip - len(mark))
                     number = self.started
                     self.started += 1
@@ -98,22 +114,46 @@ class StringCutter:
                     if end is None:
                         self._blanking = number
                         return bytes(out)
-                    self.sizes[number] = self._open
+                    self._ended(number)
             if end is None:  # still inside the string: it grows by this chunk
                 self._open += counted
+                self._open_bytes += len(data)
                 pos = len(data)
             else:
                 pos = end + 1
-                self._open, self._pending = 0, False
+                self._open, self._open_bytes, self._pending = 0, 0, False
         if inside_after and pos < len(data):  # a string opens in this chunk and runs on
             quote = self._last_quote(data, pos)
             self._open = self._count(data[quote + 1:], True)
+            self._open_bytes = len(data) - quote - 1
         if inside_after:
-            self._pending = self._pending or self._open > self.limit
+            self._pending = self._pending or self._open > self.limit or self._open_bytes > self.keep_bytes
             self._tail = data[-_TAIL:] if len(data) >= _TAIL else (self._tail + data)[-_TAIL:]
         else:
-            self._open, self._pending, self._carry = 0, False, b""
+            self._open, self._open_bytes, self._pending, self._carry = 0, 0, False, b""
         return data if out is None else bytes(out)
+
+    def _keep(self, part: bytes) -> None:
+        """Keep part of the string being cut while it is within the limit (beyond it, its event is
+        set aside with its size: its text is not wanted)."""
+        if self._rest is not None:
+            if self._open > self.limit:
+                self._rest = None
+            else:
+                self._rest += part
+
+    def drop(self, number: int) -> None:
+        """No event will ask for cut string number's rest (set aside cut, or never parsed)."""
+        self.seen += 1
+        self.rests.pop(number, None)
+        self._dropped.add(number)
+
+    def _ended(self, number: int) -> None:
+        self.sizes[number] = self._open
+        if self._rest is not None and self._open <= self.limit and number not in self._dropped:
+            self.rests[number] = bytes(self._rest)
+        self._rest = None
+        self._open, self._open_bytes = 0, 0
 
     def _count(self, text: bytes, runs_on: bool) -> int:
         """chars_at_least of a string's text from a known point (its start, a held backslash, a

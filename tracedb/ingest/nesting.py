@@ -105,8 +105,9 @@ class NestingGuard:
         if self.strings is not None:
             data = self.strings.apply(data, inside, escape, self._in_string)
             # a marker inside a value blanked below never reaches the parser: no event waits for it
-            self.strings.seen += sum(any(start <= at < end for start, end, _ in self._blanks)
-                                     for at in self.strings.marked)
+            for at, number in self.strings.marked:
+                if any(start <= at < end for start, end, _ in self._blanks):
+                    self.strings.drop(number)
         if self._blanks:
             data = self._blank(data)
         if self.ended_at is not None:  # the text the parser reads ends here

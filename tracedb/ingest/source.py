@@ -127,9 +127,16 @@ class TraceStream(io.RawIOBase):
         return self.disk.read_chunk(size)
 
     def _read_gzip(self, size: int) -> bytes:
+        # at most size bytes inflated at a time (the compressed bytes beyond them wait in the
+        # decompressor): 256 KiB of a highly compressible trace, a long name of one letter,
+        # inflated to 256 MiB in one piece, which no bound after it could undo
         out = b""
         while not out and not self._eof:
-            raw = self.disk.read_chunk(1 << 18)
+            if self._zlib.eof and self._zlib.unused_data:  # the next gzip member, begun in what was read
+                raw = self._zlib.unused_data
+                self._zlib = zlib.decompressobj(wbits=47)
+            else:
+                raw = self._zlib.unconsumed_tail or self.disk.read_chunk(1 << 18)
             try:
                 if not raw:
                     out = self._zlib.flush()
@@ -137,11 +144,7 @@ class TraceStream(io.RawIOBase):
                         self._stop("compressed data ends early (truncated gzip)")
                     self._eof = True
                     break
-                out = self._zlib.decompress(raw)
-                while self._zlib.eof and self._zlib.unused_data:  # next gzip member
-                    rest = self._zlib.unused_data
-                    self._zlib = zlib.decompressobj(wbits=47)
-                    out += self._zlib.decompress(rest)
+                out = self._zlib.decompress(raw, size)
             except zlib.error as exc:
                 self._stop(f"corrupt gzip data: {exc}")
                 break
