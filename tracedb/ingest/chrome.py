@@ -218,23 +218,43 @@ def out_of_line(value, path: tuple = ()) -> tuple[object, list[tuple[str, str]]]
     return root[0], long
 
 
+def _map_strings(value, fn):
+    """A copy of a parsed JSON value with fn applied to every string, keys included. Iterative:
+    any depth."""
+    root: list = [None]
+    stack = [(value, root, 0)]
+    while stack:
+        item, parent, key = stack.pop()
+        if isinstance(item, dict):
+            copy = {}
+            parent[key] = copy
+            for k, v in item.items():
+                k = fn(k)
+                copy[k] = None
+                stack.append((v, copy, k))
+        elif isinstance(item, list):
+            copy = [None] * len(item)
+            parent[key] = copy
+            stack.extend((v, copy, i) for i, v in enumerate(item))
+        else:
+            parent[key] = fn(item) if isinstance(item, str) else item
+    return root[0]
+
+
 def _restored(value, strings: StringCutter):
     """A copy of a parsed JSON value whose strings the reader cut within its limit are whole again
     (their beginning as parsed, then the rest of their text decoded here: see
     tracedb.ingest.longstrings); and whether one is left cut (beyond the limit, or its end not yet
-    read). Iterative: any depth."""
-    marker = strings.marker_text()
+    read)."""
     left = False
 
     def whole(s: str) -> str:
         nonlocal left
-        if not (s.endswith("\x00") and marker in s):
+        found = strings.cut_in(s)
+        if found is None:
             return s
-        at = s.rindex(marker)
-        number = s[at + len(marker):-1]
-        if not number.isdigit() or int(number) >= strings.started:
-            return s  # not a marker of this reader
-        rest = strings.rests.pop(int(number), None)
+        at, number = found
+        rest = strings.rests.pop(number, None)
         if rest is None:
             left = True
             return s
@@ -244,67 +264,31 @@ def _restored(value, strings: StringCutter):
         except ValueError as exc:  # what yajl would have refused in the string
             raise RejectedEvent(f"malformed JSON in a string: {exc}") from None
 
-    root: list = [None]
-    stack = [(value, root, 0)]
-    while stack:
-        item, parent, key = stack.pop()
-        if isinstance(item, dict):
-            copy = {}
-            parent[key] = copy
-            for k, v in item.items():
-                k = whole(k)
-                copy[k] = None
-                stack.append((v, copy, k))
-        elif isinstance(item, list):
-            copy = [None] * len(item)
-            parent[key] = copy
-            stack.extend((v, copy, i) for i, v in enumerate(item))
-        else:
-            parent[key] = whole(item) if isinstance(item, str) else item
-    return root[0], left
+    return _map_strings(value, whole), left
 
 
 def _cut_strings(value, keep: int = KEPT_CHARS + 1, strings: StringCutter | None = None):
     """A copy of a parsed JSON value with every string (key or value) longer than keep cut to
     keep characters; and the characters cut, counting those of the strings the reader cut
-    already (strings: its StringCutter; such a string ends in its marker). Iterative: any depth."""
+    already (strings: its StringCutter; such a string ends in its marker)."""
     cut = 0
-    marker = strings.marker_text() if strings is not None and strings.started else None
 
     def short(s: str) -> str:
         nonlocal cut
-        if marker is not None and s.endswith("\x00") and marker in s:
-            at = s.rindex(marker)
-            number = s[at + len(marker):-1]
-            if number.isdigit() and int(number) < strings.started:
-                # its length once its end was read; an entry that is the string alone is handed
-                # over before: more than the limit, at least
-                cut += strings.sizes.get(int(number), strings.limit + 1) - min(at, keep)
-                strings.drop(int(number))
-                return s[:min(at, keep)]
+        found = strings.cut_in(s) if strings is not None else None
+        if found is not None:
+            at, number = found
+            # its length once its end was read; an entry that is the string alone is handed over
+            # before: more than the limit, at least
+            cut += strings.sizes.get(number, strings.limit + 1) - min(at, keep)
+            strings.drop(number)
+            return s[:min(at, keep)]
         if len(s) > keep:
             cut += len(s) - keep
             return s[:keep]
         return s
 
-    root: list = [None]
-    stack = [(value, root, 0)]
-    while stack:
-        item, parent, key = stack.pop()
-        if isinstance(item, dict):
-            copy = {}
-            parent[key] = copy
-            for k, v in item.items():
-                k = short(k)
-                copy[k] = None
-                stack.append((v, copy, k))
-        elif isinstance(item, list):
-            copy = [None] * len(item)
-            parent[key] = copy
-            stack.extend((v, copy, i) for i, v in enumerate(item))
-        else:
-            parent[key] = short(item) if isinstance(item, str) else item
-    return root[0], cut
+    return _map_strings(value, short), cut
 
 
 class EventStager:

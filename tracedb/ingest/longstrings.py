@@ -76,6 +76,17 @@ class StringCutter:
         """What a cut string ends with once parsed, before its number and a NUL."""
         return f"\x00tracedb-cut-{self.token}-"
 
+    def cut_in(self, text: str) -> tuple[int, int] | None:
+        """(where its marker begins, its number) for a string this cutter cut, as parsed; else None."""
+        if not self.started or not text.endswith("\x00"):
+            return None
+        marker = self.marker_text()
+        at = text.rfind(marker)
+        number = text[at + len(marker):-1] if at >= 0 else ""
+        if not number.isdigit() or int(number) >= self.started:
+            return None
+        return at, int(number)
+
     def apply(self, data: bytes, inside: bool, escape: bytes, inside_after: bool) -> bytes:
         """data as the parser is to read it. inside, escape: whether data begins inside a string,
         and the lone backslash (b"\\\\") or nothing that ended the chunk before it; inside_after:
