@@ -191,8 +191,25 @@ def out_of_line(value, path: tuple = ()) -> tuple[object, list[tuple[str, str]]]
     """A copy of a parsed JSON value whose strings longer than LONG_TEXT_CHARS are cut to their
     first LONG_KEPT_CHARS characters followed by a note of their length and digest (distinct
     texts stay distinct); and those strings whole, with the JSON Pointer of each below path. A key
-    that long raises RejectedEvent. Iterative: any depth."""
+    that long raises RejectedEvent."""
     long: list[tuple[str, str]] = []
+
+    def cut(s: str, where: tuple, is_key: bool) -> str:
+        if len(s) <= LONG_TEXT_CHARS:
+            return s
+        if is_key:
+            raise RejectedEvent(f"a key of {len(s):,} characters: more than the {LONG_TEXT_CHARS >> 10} KiB "
+                                "tracedb keeps of a key")
+        long.append((_pointer(where), s))
+        return s[:LONG_KEPT_CHARS] + _long_note(s)
+
+    return _map_strings(value, cut, path), long
+
+
+def _map_strings(value, fn, path: tuple = ()):
+    """A copy of a parsed JSON value with fn(text, where, is_key) applied to every string, keys
+    included; where: the keys and indices of the value below path (of a key: its object's).
+    Iterative: any depth."""
     root: list = [None]
     stack = [(value, root, 0, path)]
     while stack:
@@ -201,43 +218,15 @@ def out_of_line(value, path: tuple = ()) -> tuple[object, list[tuple[str, str]]]
             copy = {}
             parent[key] = copy
             for k, v in item.items():
-                if len(k) > LONG_TEXT_CHARS:
-                    raise RejectedEvent(f"a key of {len(k):,} characters: more than the {LONG_TEXT_CHARS >> 10} KiB "
-                                        "tracedb keeps of a key")
-                copy[k] = None
-                stack.append((v, copy, k, (*where, k)))
+                mapped = fn(k, where, True)
+                copy[mapped] = None
+                stack.append((v, copy, mapped, (*where, k)))
         elif isinstance(item, list):
             copy = [None] * len(item)
             parent[key] = copy
             stack.extend((v, copy, i, (*where, i)) for i, v in enumerate(item))
-        elif isinstance(item, str) and len(item) > LONG_TEXT_CHARS:
-            parent[key] = item[:LONG_KEPT_CHARS] + _long_note(item)
-            long.append((_pointer(where), item))
         else:
-            parent[key] = item
-    return root[0], long
-
-
-def _map_strings(value, fn):
-    """A copy of a parsed JSON value with fn applied to every string, keys included. Iterative:
-    any depth."""
-    root: list = [None]
-    stack = [(value, root, 0)]
-    while stack:
-        item, parent, key = stack.pop()
-        if isinstance(item, dict):
-            copy = {}
-            parent[key] = copy
-            for k, v in item.items():
-                k = fn(k)
-                copy[k] = None
-                stack.append((v, copy, k))
-        elif isinstance(item, list):
-            copy = [None] * len(item)
-            parent[key] = copy
-            stack.extend((v, copy, i) for i, v in enumerate(item))
-        else:
-            parent[key] = fn(item) if isinstance(item, str) else item
+            parent[key] = fn(item, where, False) if isinstance(item, str) else item
     return root[0]
 
 
@@ -248,7 +237,7 @@ def _restored(value, strings: StringCutter):
     read)."""
     left = False
 
-    def whole(s: str) -> str:
+    def whole(s: str, where: tuple, is_key: bool) -> str:
         nonlocal left
         found = strings.cut_in(s)
         if found is None:
@@ -273,7 +262,7 @@ def _cut_strings(value, keep: int = KEPT_CHARS + 1, strings: StringCutter | None
     already (strings: its StringCutter; such a string ends in its marker)."""
     cut = 0
 
-    def short(s: str) -> str:
+    def short(s: str, where: tuple, is_key: bool) -> str:
         nonlocal cut
         found = strings.cut_in(s) if strings is not None else None
         if found is not None:
