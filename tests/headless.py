@@ -37,7 +37,10 @@ class Page:
              f"--user-data-dir={self.profile}", f"--window-size={width},{height}", "--remote-debugging-pipe",
              "about:blank"],
             # 3 and 4 kept open past the exec: the pipe ends fds() put there
-            pass_fds=(3, 4), preexec_fn=fds, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            pass_fds=(3, 4), preexec_fn=fds, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            # its own temporary files (a folder for its singleton socket, which a killed browser
+            # leaves) go in the profile, removed with it
+            env={**os.environ, "TMPDIR": self.profile})
         os.close(commands_r)
         os.close(answers_w)
         self._next = 0

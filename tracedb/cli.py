@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import os
 import sys
 import textwrap
@@ -14,6 +15,7 @@ from typing import Annotated, Callable, List, Optional
 import duckdb
 import typer
 import typer.core
+import typer.main
 
 from . import __version__, api, atomic, present, reports
 from .db import STORAGE_VERSION, default_path
@@ -753,9 +755,17 @@ TERMINATED = 143  # and by SIGTERM
 _exit_interrupted = INTERRUPTED  # the exit status of an interrupted command (run sets it on SIGTERM)
 
 
+@functools.cache
+def command() -> "typer.core.TyperGroup":
+    """The click command typer builds from app, built once a process: building it reads every
+    command's signature (30 ms, more than a small report takes); a click command is made to be
+    called again (each call makes its own context)."""
+    return typer.main.get_command(app)
+
+
 def main() -> None:
     try:
-        code = app(standalone_mode=False)
+        code = command()(standalone_mode=False)
         if code == INTERRUPTED:  # typer turns a KeyboardInterrupt into this exit code
             raise KeyboardInterrupt
         if isinstance(code, int) and code:

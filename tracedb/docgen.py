@@ -174,11 +174,9 @@ def layout_page() -> str:
 
 def cli_page() -> str:
     """Every command's --help, as the command line prints it 100 columns wide."""
-    import typer
+    from .cli import command
 
-    from .cli import app
-
-    root = typer.main.get_command(app)
+    root = command()
     out = ["# Command line", "",
            "Generated from `tracedb --help` and each command's by `python -m tracedb.docgen`. What the",
            "commands do, and how they fail, is told in [Command line and reliability](../command-line.md).", ""]

@@ -179,12 +179,10 @@ def test_help_swallows_no_markup():
     """Square brackets in help ('tracedb[dask]', [NAME ...]) are shown as written, on every command."""
     import re
 
-    import typer.main
-
     from tracedb import cli
 
     checked = 0
-    for path, command in _commands(typer.main.get_command(cli.app)):
+    for path, command in _commands(cli.command()):
         texts = [command.help or ""] + [getattr(p, "help", None) or "" for p in command.params]
         brackets = [b for t in texts for b in re.findall(r"\[[^\]\s]*\]", t)]
         shown = " ".join(run_cli(*path, "--help", env={"COLUMNS": "120"}).stdout.split())

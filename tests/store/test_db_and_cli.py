@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import KINETO, load, run_cli, table_counts
-from tracedb.cli import app
+from tracedb import cli
 from tracedb.db import latest_version, open_db, schema_version
 from tracedb.errors import TracedbError
 
@@ -164,8 +164,7 @@ def test_schema_command_lists_documented_columns(tmp_path):
 
 
 def test_every_command_has_help():
-    import typer.main
-    group = typer.main.get_command(app)
+    group = cli.command()
     for name, command in group.commands.items():
         assert command.help and command.help.strip(), name
         for param in command.params:
