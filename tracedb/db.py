@@ -23,7 +23,6 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import functools
-import hashlib
 import os
 import stat
 import re
@@ -417,11 +416,11 @@ def _views_fingerprint() -> dict[str, str]:
     (rules/...) and of the derivation (derive/...)."""
     out = {}
     for name, path in modules.modules().items():
-        out[name] = hashlib.sha256(path.read_bytes()).hexdigest()
+        out[name] = sqlfiles.digest(path)
     for folder in ("rules", "derive"):
         for path in sorted((sqlfiles.sql_dir() / folder).glob("*")):
             if path.suffix in (".csv", ".sql"):
-                out[f"{folder}/{path.name}"] = hashlib.sha256(path.read_bytes()).hexdigest()
+                out[f"{folder}/{path.name}"] = sqlfiles.digest(path)
     return out
 
 

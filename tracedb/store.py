@@ -227,7 +227,7 @@ def template_fingerprint() -> str:
     files = [p for p in root.rglob("*") if p.suffix in (".sql", ".csv", ".tsv")
              and "reports" not in p.relative_to(root).parts] + list(code.glob("*.py"))
     for path in sorted(files):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+        digest.update(path.name.encode() + b"\0" + sqlfiles.digest(path).encode() + b"\0")
     return digest.hexdigest()[:20]
 
 
