@@ -196,12 +196,24 @@ def _load_in_transaction(con: duckdb.DuckDBPyConnection, reader, path: Path, nam
                        rejected, result.complete, result.problem, platform, time.perf_counter() - started, size)
 
 
+_trace_tables: dict[str, list[str]] = {}  # by the tables' definitions
+
+
 def trace_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """Every base table holding per-trace rows (it has a trace_id column)."""
-    return [r[0] for r in con.execute(
-        "SELECT DISTINCT c.table_name FROM duckdb_columns() c JOIN duckdb_tables() t "
-        "ON t.table_name = c.table_name AND t.schema_name = c.schema_name "
-        "WHERE c.column_name = 'trace_id' AND c.schema_name = 'main' ORDER BY 1").fetchall()]
+    """Every base table holding per-trace rows (it has a trace_id column). Worked out once per set
+    of table definitions (their CREATE statements, read in 1 ms): listing the columns of every
+    table and view took 6 ms, twice a load."""
+    key = con.execute("SELECT string_agg(database_name || '.' || sql, ';' ORDER BY database_name, table_name) "
+                      "FROM duckdb_tables() WHERE schema_name = 'main'").fetchone()[0] or ""
+    tables = _trace_tables.get(key)
+    if tables is None:
+        if len(_trace_tables) >= 64:  # a process seeing ever new tables keeps only the latest
+            _trace_tables.clear()
+        tables = _trace_tables[key] = [r[0] for r in con.execute(
+            "SELECT DISTINCT c.table_name FROM duckdb_columns() c JOIN duckdb_tables() t "
+            "ON t.table_name = c.table_name AND t.schema_name = c.schema_name "
+            "WHERE c.column_name = 'trace_id' AND c.schema_name = 'main' ORDER BY 1").fetchall()]
+    return list(tables)
 
 
 def delete_trace(con: duckdb.DuckDBPyConnection, trace_id: int) -> None:
