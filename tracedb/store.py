@@ -87,27 +87,39 @@ def settings(con: duckdb.DuckDBPyConnection, **values: object):
     shared by every connection and cursor of the process on it, so one left changed would hold for
     every later statement (a user's notebook connection included); while the block runs they hold
     for those too. A setting comes back as DuckDB shows it: a memory limit to 0.1 GiB."""
-    before = {k: con.execute("SELECT current_setting(?)", [k]).fetchone()[0] for k in values}
+    if not values:
+        yield
+        return
+    # one statement reads them all, one sets them, one puts them back (a load changes six)
+    row = con.execute("SELECT " + ", ".join(f"current_setting('{_name(k)}')" for k in values)).fetchone()
+    before = dict(zip(values, row))
     try:
-        for key, value in values.items():
-            _set(con, key, value)
+        _set(con, values)
         yield
     finally:
         try:
             if invalidated_by(con) is None:
-                for key, value in before.items():
-                    _set(con, key, value)
+                _set(con, before)
         except duckdb.TransactionException:  # the transaction failed: its owner's rollback restores them
             _restore_after_rollback.setdefault(con, {}).update(before)
 
 
-def _set(con: duckdb.DuckDBPyConnection, key: str, value: object) -> None:
+def _name(key: str) -> str:
     if not re.fullmatch(r"[a-z_]+", key):
         raise ValueError(f"not a setting name: {key!r}")
-    literal = str(value).lower() if isinstance(value, bool) else str(value)
-    if key == "memory_limit" and literal.endswith("PiB"):
-        literal = "-1"  # no limit reads back as 16383.9 PiB, which SET refuses
-    con.execute(f"SET {key} = '{literal}'")
+    return key
+
+
+def _set(con: duckdb.DuckDBPyConnection, values: dict[str, object]) -> None:
+    """SET each setting to its value, in one call."""
+    statements = []
+    for key, value in values.items():
+        literal = str(value).lower() if isinstance(value, bool) else str(value)
+        if key == "memory_limit" and literal.endswith("PiB"):
+            literal = "-1"  # no limit reads back as 16383.9 PiB, which SET refuses
+        statements.append(f"SET {_name(key)} = '{literal}'")
+    if statements:
+        con.execute(";\n".join(statements))
 
 
 def rollback(con: duckdb.DuckDBPyConnection) -> None:
@@ -124,8 +136,7 @@ def rollback(con: duckdb.DuckDBPyConnection) -> None:
         if "no transaction is active" not in str(exc):
             raise
     con.execute(f"RESET VARIABLE {SCOPE_VARIABLE}")
-    for key, value in _restore_after_rollback.pop(con, {}).items():
-        _set(con, key, value)
+    _set(con, _restore_after_rollback.pop(con, {}))
 
 
 @contextlib.contextmanager
