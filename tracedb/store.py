@@ -9,6 +9,7 @@ tracedb.facts) and the opening of a database (tracedb.db) build on this; it impo
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import re
@@ -197,9 +198,16 @@ def run_script(con: duckdb.DuckDBPyConnection, text: str) -> None:
 
 def used_params(stmt: str, params: dict) -> dict | None:
     """The $name parameters a statement uses outside comments (DuckDB refuses unused ones)."""
-    code = "\n".join(line.split("--", 1)[0] for line in stmt.splitlines())
-    used = {k: v for k, v in params.items() if re.search(rf"\${k}\b", code)}
+    named = _param_names(stmt)
+    used = {k: v for k, v in params.items() if k in named}
     return used or None
+
+
+@functools.lru_cache(maxsize=512)
+def _param_names(stmt: str) -> frozenset[str]:
+    # the same statements run at every load and report: each read once a process
+    code = "\n".join(line.split("--", 1)[0] for line in stmt.splitlines())
+    return frozenset(re.findall(r"\$(\w+)", code))
 
 
 def run_with_params(con: duckdb.DuckDBPyConnection, statements: list[str], params: dict) -> None:
