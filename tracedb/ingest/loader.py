@@ -200,9 +200,10 @@ _trace_tables: dict[str, list[str]] = {}  # by the tables' definitions
 
 
 def trace_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """Every base table holding per-trace rows (it has a trace_id column). Worked out once per set
-    of table definitions (their CREATE statements, read in 1 ms): listing the columns of every
-    table and view took 6 ms, twice a load."""
+    """Every base table holding per-trace rows (it has a trace_id column of its own: not a view or
+    a registered relation of the same name). Worked out once per set of table definitions (their
+    CREATE statements, read in 1 ms, which the answer depends on alone): listing the columns of
+    every table and view took 6 ms, twice a load."""
     key = con.execute("SELECT string_agg(database_name || '.' || sql, ';' ORDER BY database_name, table_name) "
                       "FROM duckdb_tables() WHERE schema_name = 'main'").fetchone()[0] or ""
     tables = _trace_tables.get(key)
@@ -211,7 +212,7 @@ def trace_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
             _trace_tables.clear()
         tables = _trace_tables[key] = [r[0] for r in con.execute(
             "SELECT DISTINCT c.table_name FROM duckdb_columns() c JOIN duckdb_tables() t "
-            "ON t.table_name = c.table_name AND t.schema_name = c.schema_name "
+            "ON t.database_name = c.database_name AND t.schema_name = c.schema_name AND t.table_name = c.table_name "
             "WHERE c.column_name = 'trace_id' AND c.schema_name = 'main' ORDER BY 1").fetchall()]
     return list(tables)
 
