@@ -255,12 +255,44 @@ def test_a_full_disk_at_any_moment_of_a_load_is_one_line(small_disk):
 # "int" and "term" send the process SIGINT or SIGTERM there (its own handling runs). It says on
 # stderr when it reached the step.
 AT_STEP = """
-import os, signal, sys
+import os, pickle, shutil, signal, sys, time, types
+from pathlib import Path
 from tracedb import cli, fanout, lake, partition  # what a load of a lake imports, once
+from tracedb import lake as lakemod
+KEPT = Path(sys.argv[1])  # the partition the build gave once, and how many writes it made
+NOW = time.time()  # the clock of every command's lake, held still: each replace from one lake claims one id
+def reused_build(seen, counting):
+  # partition.build, whole until a command has finished it, then a copy of what it built (the
+  # same files, for the same id): what the later steps stop is the commit, not the load (0.3 s)
+  real = partition.build
+  def build(path, into, **kw):
+      if (KEPT / "built").exists():
+          counting[0] = False
+          try:
+              shutil.copytree(KEPT / "p", into)
+          finally:
+              counting[0] = True
+          part = pickle.loads((KEPT / "built").read_bytes())
+          part.directory = Path(into)
+          return part
+      before = seen[0]
+      part = real(path, into, **kw)
+      shutil.copytree(into, KEPT / "p")
+      (KEPT / "steps").write_text(str(seen[0] - before))
+      (KEPT / "built.partial").write_bytes(pickle.dumps(part))
+      os.rename(KEPT / "built.partial", KEPT / "built")
+      return part
+  held = types.SimpleNamespace(**{n: getattr(time, n) for n in dir(time) if not n.startswith("_")})
+  held.time = lambda: NOW
+  lakemod.time = held
+  partition.build = build
 def at_step(new, lake, step, how):
   lake = os.path.realpath(lake)
   step = int(step)
-  seen = [0]
+  seen, counting = [0], [True]
+  if (KEPT / "built").exists():  # the build's own writes are not made again
+      step -= int((KEPT / "steps").read_text())
+  reused_build(seen, counting)
   def writes(event, args):
       if event == "open":
           mode, flags = args[1], args[2]
@@ -268,7 +300,7 @@ def at_step(new, lake, step, how):
               (isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT))
       return event in ("os.mkdir", "os.rename", "os.remove", "os.rmdir", "shutil.rmtree", "os.link")
   def hook(event, args):
-      if not args or not isinstance(args[0], (str, bytes, os.PathLike)) or not writes(event, args):
+      if not counting[0] or not args or not isinstance(args[0], (str, bytes, os.PathLike)) or not writes(event, args):
           return
       path = os.path.realpath(os.fsdecode(args[0]))
       if not path.startswith(lake + os.sep) or (event == "os.mkdir" and "/p/" in path[len(lake):]):
@@ -361,7 +393,9 @@ def test_a_replace_stopped_at_any_write_keeps_a_whole_version_and_leaves_nothing
     """A lake replace stopped at each of its writes to the lake in turn: killed (SIGKILL), the next
     reader finds the old version or the new one, whole, and recovers everything of the dead writer
     (no .trash, .incoming or unclaimed id); interrupted (SIGINT or SIGTERM, by turns), the command
-    itself leaves nothing behind, and the lake holds one whole version."""
+    itself leaves nothing behind, and the lake holds one whole version. The steps up to the end of
+    the partition's build run it whole; the later ones commit a copy of the partition it built
+    (AT_STEP's reused_build), since what they stop is the commit."""
     from tracedb import lake as lakemod
 
     old, new = KINETO[0], KINETO[1]
@@ -376,8 +410,9 @@ def test_a_replace_stopped_at_any_write_keeps_a_whole_version_and_leaves_nothing
     lakemod.add(old, pristine, name="t")
     old_sha = _lake_state(pristine)[0]
     outcomes, reached = set(), []
-    commands = subprocess.Popen([sys.executable, "-c", AT_STEP], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                text=True)
+    (tmp_path / "built").mkdir()
+    commands = subprocess.Popen([sys.executable, "-c", AT_STEP, str(tmp_path / "built")], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True)
     try:
         for step in range(1, 300):
             at = _replace_stopped_at(commands, tmp_path, pristine, path, new, step, how, versions, old_sha, outcomes)
@@ -388,6 +423,7 @@ def test_a_replace_stopped_at_any_write_keeps_a_whole_version_and_leaves_nothing
         commands.stdin.close()
         commands.wait(timeout=60)
     assert not at, "the replace never finished"
+    assert (tmp_path / "built" / "built").is_file()  # built whole once, and copied for the steps after it
     assert sum(r.startswith("reached os.rename") for r in reached) > 20, reached  # every move, and more
     assert any(".trash" in r for r in reached) and any("/_ids/" in r for r in reached), reached
     assert len(outcomes) == 2  # stopped before its commit the old version stayed; after, the new one
@@ -436,23 +472,60 @@ def test_loads_killed_at_random_points_keep_the_invariants(tmp_path, big_traces)
         assert not (tmp_path / "t.duckdb.tmp").exists(), (run, point)
 
 
+def _reused_build(monkeypatch, tmp_path, seen):
+    """partition.build as a replace's steps need it: whole until it has finished once, then a copy
+    of the partition it built (the same files: the lake's ids are drawn from a clock held still, so
+    every replace from the same lake claims the same id). Returns how many renames and removals the
+    build itself made (seen counts them), None until it has finished."""
+    import copy
+    import dataclasses
+    import types
+
+    from tracedb import lake as lakemod, partition
+
+    now = time.time()
+    held = types.SimpleNamespace(**{n: getattr(time, n) for n in dir(time) if not n.startswith("_")})
+    held.time = lambda: now
+    monkeypatch.setattr(lakemod, "time", held)
+    real, kept, calls = partition.build, tmp_path / "built", []
+
+    def build(path, into, **kw):
+        if calls:  # built before: its partition again, without the load (0.4 s a step)
+            shutil.copytree(kept / "p", into)
+            return dataclasses.replace(calls[0][1], directory=Path(into), outcome=copy.deepcopy(calls[0][1].outcome))
+        before = seen[0]
+        part = real(path, into, **kw)
+        shutil.copytree(into, kept / "p")
+        calls.append((seen[0] - before, dataclasses.replace(part, outcome=copy.deepcopy(part.outcome))))
+        return part
+
+    monkeypatch.setattr(partition, "build", build)
+    return lambda: calls[0][0] if calls else None
+
+
 @pytest.mark.parametrize("second", [None, 1, 2])
 def test_a_replace_interrupted_once_or_twice_at_any_step_keeps_a_whole_version(tmp_path, monkeypatch, second):
     """Ctrl-C (or SIGTERM, taken as Ctrl-C) at each rename or removal of a replace, in the process:
     once, the replace settles itself, the old version back or the new one standing, nothing left;
     twice (the second cutting short the settling, second steps later), what the command recovers
-    after it (recover(mine=True)) gives the same: never neither, nor a mix, nor a leftover."""
+    after it (recover(mine=True)) gives the same: never neither, nor a mix, nor a leftover. The
+    steps up to the end of the partition's build run it whole; the later ones replace with a copy
+    of the partition it built (_reused_build), since what they cut short is the commit."""
     from tracedb import lake as lakemod
 
     path, pristine = tmp_path / "lake", tmp_path / "pristine"
     lakemod.add(KINETO[0], pristine, name="t")
     old = _lake_state(pristine)
     real_rename, real_rmtree = os.rename, shutil.rmtree
+    seen = [0]
+    build_steps = _reused_build(monkeypatch, tmp_path, seen)
     for step in range(1, 200):
         real_rmtree(path, ignore_errors=True)
         shutil.copytree(pristine, path)  # each step starts from the lake holding the old version
-        seen = [0]
+        seen[0] = 0
         stops = {step} if second is None else {step, step + second}
+        if build_steps() is not None:  # built whole before (at a step after its own): not counted again
+            stops = {s - build_steps() for s in stops}
 
         def counted(real):
             def call(*args, **kwargs):
@@ -480,7 +553,7 @@ def test_a_replace_interrupted_once_or_twice_at_any_step_keeps_a_whole_version(t
         assert state == old or state[0] != old[0] and state[1] > 0, (step, state)
         if finished:
             break
-    assert finished and step > 10
+    assert finished and step > 10 and build_steps(), (step, build_steps())
 
 
 def test_two_recoverers_claim_a_journal_once(tmp_path):
