@@ -35,6 +35,7 @@ from pathlib import Path
 import duckdb
 
 from . import modules, rebuild, scratch, sqlfiles, store
+from .filestate import digest, settled, stat_key
 from .store import run_script, transaction
 from .errors import TracedbError, damaged, is_damage, is_interrupt, reraise_interrupt
 
@@ -46,31 +47,6 @@ _MIGRATION = re.compile(r"^(\d{3})_[\w-]+\.sql$")
 
 def default_path() -> str:
     return os.environ.get("TRACEDB_DB") or DEFAULT_DB
-
-
-def stat_key(path: Path) -> tuple | None:
-    """What a write to path changes: its size, inode and times (None when it is not there); a file
-    copied back with its times kept is a new inode."""
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return (st.st_size, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
-
-
-# A file whose times are this close to now may change again within the same timestamp (file
-# times tick coarser than nanoseconds on many systems): its state is then taken for a new one.
-RACY_NS = 2_000_000_000
-
-
-def settled(keys: tuple) -> tuple:
-    """keys (stat_key of each file), or, where one changed within RACY_NS of now, keys with a
-    value no other state holds: what was read from such a file is never taken as current (git's
-    rule for an index entry as recent as the index)."""
-    now = time.time_ns()
-    if any(key is not None and now - max(key[2], key[3]) < RACY_NS for key in keys):
-        return (*keys, os.urandom(8).hex())
-    return keys
 
 
 def state(path: Path) -> tuple:
@@ -416,11 +392,11 @@ def _views_fingerprint() -> dict[str, str]:
     (rules/...) and of the derivation (derive/...)."""
     out = {}
     for name, path in modules.modules().items():
-        out[name] = sqlfiles.digest(path)
+        out[name] = digest(path)
     for folder in ("rules", "derive"):
         for path in sorted((sqlfiles.sql_dir() / folder).glob("*")):
             if path.suffix in (".csv", ".sql"):
-                out[f"{folder}/{path.name}"] = sqlfiles.digest(path)
+                out[f"{folder}/{path.name}"] = digest(path)
     return out
 
 

@@ -78,6 +78,7 @@ import duckdb
 
 from . import __version__, atomic, db, partition, scratch, snapshot, store
 from .errors import TracedbError, reraise_interrupt
+from .filestate import settled, stat_key
 from .ingest.loader import LoadOutcome, default_name, trace_tables
 from .ingest.source import check_file, sha256_of
 from .rules import KINDS as RULE_KINDS
@@ -107,8 +108,8 @@ def is_lake(path: str | Path) -> bool:
 def state(lake: Path) -> tuple:
     """What a load or a replace changes in a lake, or in an export read in place (tracedb.state): its
     folder of committed traces (a trace goes in or out by a rename there) and its user rules' files."""
-    return db.settled((db.stat_key(lake / "traces"),
-                       *(db.stat_key(lake / kind.table / "user.parquet") for kind in RULE_KINDS)))
+    return settled((stat_key(lake / "traces"),
+                    *(stat_key(lake / kind.table / "user.parquet") for kind in RULE_KINDS)))
 
 
 def folder_of(name: str) -> str:

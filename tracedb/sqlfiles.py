@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import functools
 import glob
-import hashlib
 import re
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,26 +32,6 @@ def sql_dir() -> Path:
 
 def read(relative: str) -> str:
     return (sql_dir() / relative).read_text(encoding="utf-8")
-
-
-# A file whose times are this close to now may change again within one tick of its timestamp
-# (git's racy-clean rule): its digest is computed again at every call.
-_RACY_NS = 2_000_000_000
-_digests: dict[tuple, str] = {}
-
-
-def digest(path: Path) -> str:
-    """The sha256 of a file's bytes, read again only when its size, inode or times change (a new
-    database, a lake and a load each fingerprint the 250 SQL and rules files: 8 ms of reading and
-    hashing each time, where their stats take 1)."""
-    st = path.stat()
-    key = (str(path), st.st_size, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
-    known = _digests.get(key)
-    if known is None:
-        known = hashlib.sha256(path.read_bytes()).hexdigest()
-        if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) >= _RACY_NS:
-            _digests[key] = known
-    return known
 
 
 def split_statements(text: str) -> list[str]:

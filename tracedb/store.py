@@ -22,7 +22,7 @@ from typing import Callable
 
 import duckdb
 
-from . import atomic, sqlfiles
+from . import atomic, filestate, sqlfiles
 from .errors import TracedbError, is_damage, reraise_interrupt
 
 # The session variable that scopes the analysis views to the trace being derived (tracedb.facts,
@@ -246,7 +246,7 @@ def template_fingerprint() -> str:
     files = [p for p in root.rglob("*") if p.suffix in (".sql", ".csv", ".tsv")
              and "reports" not in p.relative_to(root).parts] + list(code.glob("*.py"))
     for path in sorted(files):
-        digest.update(path.name.encode() + b"\0" + sqlfiles.digest(path).encode() + b"\0")
+        digest.update(path.name.encode() + b"\0" + filestate.digest(path).encode() + b"\0")
     return digest.hexdigest()[:20]
 
 

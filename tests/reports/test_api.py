@@ -290,9 +290,9 @@ def test_state_changes_with_what_a_reader_sees_and_only_then(tmp_path, monkeypat
     neither, and a file copied back over itself is a change. A file changed within a tick of its
     timestamps (RACY_NS) is taken for changed at every call; here the tick is 0, so that what is
     compared is the files' own sizes, inodes and times."""
-    from tracedb import db as dbmod
+    from tracedb import filestate
 
-    monkeypatch.setattr(dbmod, "RACY_NS", 0)
+    monkeypatch.setattr(filestate, "RACY_NS", 0)
     db_path, lake = tmp_path / "t.duckdb", tmp_path / "lake"
     rules = tmp_path / "mine.csv"
     rules.write_text("priority,platform,match,pattern,op,label\n1,any,prefix,my_kernel,Attention,mine\n")
@@ -344,12 +344,12 @@ def test_state_changes_with_what_a_reader_sees_and_only_then(tmp_path, monkeypat
 def test_a_file_changed_within_a_tick_of_its_times_is_never_taken_as_current(tmp_path, monkeypatch):
     """Two changes within one tick of the file's timestamps could leave its times as they were:
     while a file is that recent, each state is new; once older, equal states mean the same file."""
-    from tracedb import db as dbmod
+    from tracedb import filestate
 
     path = tmp_path / "t.duckdb"
     with tracedb.connect(path, read_only=False) as db:
         db.load(BERT[0])
-    monkeypatch.setattr(dbmod, "RACY_NS", 10**30)  # every file as recent as can be
+    monkeypatch.setattr(filestate, "RACY_NS", 10**30)  # every file as recent as can be
     assert tracedb.state(path) != tracedb.state(path)
-    monkeypatch.setattr(dbmod, "RACY_NS", 0)
+    monkeypatch.setattr(filestate, "RACY_NS", 0)
     assert tracedb.state(path) == tracedb.state(path)
