@@ -48,6 +48,7 @@ sections run again without it), unless its header has a Limit line.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 from dataclasses import dataclass, field
@@ -135,6 +136,7 @@ class Report:
     rows_for: str | None = None  # "-- Rows: ...": the traces it has rows for (None: every trace with kernels)
     strips: str | None = None  # "-- Strips: ...": its HTML draws the timeline strips of its traces
     computed: str | None = None  # "-- Computed: NAME": relations tracedb computes in Python before it runs (COMPUTED)
+    shared: list[str] = field(default_factory=list)  # "-- Shared: VIEW, ...": kept for its traces while it runs
 
     def section(self, name: str) -> Section:
         """The section of that name, or a TracedbError listing those there are."""
@@ -239,6 +241,13 @@ def _computed(report: Report, section: Section, value: str) -> None:
         raise ValueError(f"expected 'Computed: {' | '.join(COMPUTED)}  what it computes'")
 
 
+def _shared(report: Report, section: Section, value: str) -> None:
+    views = [v.strip() for v in value.split("  ", 1)[0].split(",")]
+    if not all(re.fullmatch(r"[a-z_][a-z0-9_]*", v) for v in views):
+        raise ValueError("expected 'Shared: VIEW, VIEW  why' (names of views)")
+    report.shared = views
+
+
 def _example(report: Report, section: Section, value: str) -> None:
     if not value.startswith(f"tracedb report {report.name}"):
         raise ValueError(f"an example runs this report: 'Example: tracedb report {report.name} ...'")
@@ -273,6 +282,11 @@ KEYS: dict[str, Key] = {
                     "`critical_steps` (tracedb.critical_steps: the critical path of each step, registered as "
                     "critical_steps and critical_edges) or `savings` (tracedb.savings: what fixing each part of why "
                     "saves, why_savings and why_together)", f"Computed: {' | '.join(COMPUTED)}  what it computes"),
+    "shared": Key(_shared, "views its SQL reads many times (each reading a view plans it again), for its own "
+                  "traces alone (trace and vs; every trace when trace is NULL): while it runs, each is computed once "
+                  "for those traces into a temporary table of the same name, which its SQL then reads in the "
+                  "view's place; a cache, so the SQL pasted into a DuckDB shell gives the same rows",
+                  "Shared: VIEW, VIEW  why"),
     "strips": Key(_set("strips"), "its HTML page (and a notebook's) draws the timeline strips of its traces "
                   "(tracedb.strips)", "Strips: what they show"),
     "chart": Key(lambda report, section, value: section.charts.append(_chart("Chart: " + value)),
@@ -666,8 +680,36 @@ def run(con: duckdb.DuckDBPyConnection, report: Report, values: dict[str, Any],
         section: str | None = None) -> list[tuple[Section, list[str], list[tuple]]]:
     """Run every section of a report, or the one named; returns each section run with its column
     names and rows."""
-    compute(con, report, values)
-    return [(s, *_execute(con, report, s.sql, values)) for s in report.sections if section in (None, s.name)]
+    with shared(con, report, values):
+        compute(con, report, values)
+        return [(s, *_execute(con, report, s.sql, values)) for s in report.sections if section in (None, s.name)]
+
+
+@contextlib.contextmanager
+def shared(con: duckdb.DuckDBPyConnection, report: Report, values: dict[str, Any]):
+    """While a report runs, each view its header shares (Shared:) as a temporary table of the same
+    name, holding the view's rows of the report's traces (trace and vs; every trace when trace is
+    NULL). DuckDB looks temporary objects up first, so the report's SQL, and the views it reads,
+    read the table; each reading of the view would plan it again (why's SQL reads step_windows
+    eleven times: half its time). Dropped when the report ends, however it ends."""
+    wanted = [] if values.get("trace") is None else [
+        v for v in (values.get("trace"), *_listed(values.get("vs"))) if v is not None]
+    made = []
+    try:
+        for view in report.shared:
+            _execute(con, report, f"CREATE OR REPLACE TEMP TABLE {view} AS SELECT * FROM {view} "
+                     "WHERE len($__wanted) = 0 OR trace_id IN (SELECT trace_id FROM traces, unnest($__wanted) AS w(want) "
+                     "WHERE is_trace(name, trace_id, want))", {"__wanted": wanted})
+            made.append(view)
+        yield
+    finally:
+        for view in reversed(made):
+            with contextlib.suppress(duckdb.Error):  # a connection an interrupt or a fatal error ended
+                con.execute(f"DROP TABLE IF EXISTS temp.{view}")
+
+
+def _listed(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
 def compute(con: duckdb.DuckDBPyConnection, report: Report, values: dict[str, Any]) -> None:
@@ -684,6 +726,12 @@ def run_by_limit(con: duckdb.DuckDBPyConnection, report: Report, values: dict[st
     row (why), in one query a section: the section's SQL joined laterally to the limits, so that
     its work that does not depend on the limit (all of why's but the choice of findings) is done
     once. Returns each limit's sections as run() does (only: the one section to run, if any)."""
+    with shared(con, report, values):
+        return _run_by_limit(con, report, values, limits, only)
+
+
+def _run_by_limit(con: duckdb.DuckDBPyConnection, report: Report, values: dict[str, Any],
+                  limits: list[int], only: str | None) -> dict[int, list[tuple[Section, list[str], list[tuple]]]]:
     out: dict[int, list] = {limit: [] for limit in limits}
     compute(con, report, values)
     for section in report.sections:

@@ -4,6 +4,7 @@
 -- cpu_op that issues each and the kernels behind the time.
 -- Chart: op -> a_total_ns,b_total_ns  Time per operation, A and B side by side
 -- Strips: A's slowest and typical step above B's (or -p step=N): streams and idle gaps
+-- Shared: step_windows, device_activity  read by its why, wall-clock and steps sections, many times each
 -- Example: tracedb report compare --trace h100_bert-small --vs mi300_bert-small
 -- Parameters:
 --   trace = NULL   trace A (name or #id)

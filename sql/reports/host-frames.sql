@@ -5,6 +5,7 @@
 -- differs between two builds of a library), also those one side never enters. A frame's time counts its callees. Largest difference first: the frame where
 -- one host spends the time the other does not is the one to read.
 -- Alone: the trace's own host time per frame and step
+-- Shared: step_windows, device_activity  read by the frames' step windows, three times each
 -- Example: tracedb report host-frames --trace h100_bert-small --vs mi300_bert-small
 -- Parameters:
 --   trace = NULL   trace A (name or #id)

@@ -11,6 +11,7 @@
 -- Limit: the findings past --limit are summed in the remainder, the last row
 -- Alone: the trace against its own ideal (idle against none, each modelled operation against its device's roofline, waiting in collectives against none)
 -- Computed: savings  what fixing each part saves, by replay (why_savings, why_together)
+-- Shared: step_windows, device_activity  read by its findings, its savings and its gaps, many times each
 -- Strips: A's slowest and typical step above B's (or -p step=N): where the idle time sits
 -- Example: tracedb report why --trace h100_bert-small --vs mi300_bert-small
 -- Parameters:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 
@@ -146,6 +147,45 @@ def test_a_header_key_is_one_entry_of_the_keys_table(tmp_path, monkeypatch):
     # a line whose word is no key stays in the summary
     path.write_text(path.read_text().replace("Owner:", "Team:"))
     assert reports.parse(path).summary == "Mine. Team: the efficiency team"
+
+
+SHARING = sorted(n for n, r in AVAILABLE.items() if r.shared)
+
+
+@pytest.mark.parametrize("db, name, trace, vs", [
+    *[("fixture_db", n, "h100_bert-small", "mi300_bert-small") for n in SHARING],
+    ("fixture_db", "why", "mi300_vllm_decode_hipgraph", None),  # a graph replay alone, against its ideal
+    ("fixture_db", "host-frames", "mi300x_sglang_qwen3-8b_decode", None),
+    ("corpus_db", "why", "mi300x_xdit_flux1_compiled", None),  # a replay whose capture, another trace, is read
+    ("corpus_db", "why", "h100_timesformer", "mi300_timesformer")])
+def test_a_shared_view_is_a_cache_and_changes_no_row(request, db, name, trace, vs):
+    """The views a report shares (Shared:) are computed for its traces alone: on a database of
+    other traces (a replay's capture among them) every section's rows are those its SQL gives
+    reading the views themselves, and no temporary table outlives the run, even one that fails."""
+    assert SHARING == ["compare", "host-frames", "why"]  # each report that shares is a case above
+    bound = reports.prepare(name, {"trace": trace, "vs": vs})
+    unshared = dataclasses.replace(bound, report=dataclasses.replace(bound.report, shared=[]))
+    failing = dataclasses.replace(bound, report=dataclasses.replace(bound.report, sections=[
+        reports.Section("main", "", "SELECT error('stopped mid-report')")]))
+    with read_only(request.getfixturevalue(db)) as con:
+        temporary = "SELECT count(*) FROM duckdb_tables() WHERE temporary"
+        kept = bound.run(con)
+        assert con.execute(temporary).fetchone()[0] == 0
+        with pytest.raises(reports.TracedbError, match="stopped mid-report"):
+            failing.run(con)
+        assert con.execute(temporary).fetchone()[0] == 0
+        read = unshared.run(con)
+    assert {k: s.rows for k, s in kept.sections.items()} == {k: s.rows for k, s in read.sections.items()}
+    assert kept.main.rows
+
+
+def test_a_shared_view_is_named(tmp_path):
+    path = tmp_path / "mine.sql"
+    path.write_text("-- Report: mine\n-- Mine.\n-- Shared: step windows  why\n-- Columns:\n--   x  count  x\nSELECT 1 AS x\n")
+    with pytest.raises(reports.TracedbError, match=r"line 3: expected 'Shared: VIEW, VIEW  why'"):
+        reports.parse(path)
+    path.write_text(path.read_text().replace("step windows", "step_windows, device_activity"))
+    assert reports.parse(path).shared == ["step_windows", "device_activity"]
 
 
 def test_a_parameter_takes_values_of_its_kind(tmp_path):
