@@ -119,6 +119,7 @@ class Section:
     columns: dict[str, Column] = field(default_factory=dict)
     charts: list[Chart] = field(default_factory=list)
     first: bool = False  # shown before the main table (the header says "Shown: first")
+    shared: list[str] = field(default_factory=list)  # "-- Shared: VIEW, ...": kept for its traces while it runs
 
 
 @dataclass
@@ -136,7 +137,6 @@ class Report:
     rows_for: str | None = None  # "-- Rows: ...": the traces it has rows for (None: every trace with kernels)
     strips: str | None = None  # "-- Strips: ...": its HTML draws the timeline strips of its traces
     computed: str | None = None  # "-- Computed: NAME": relations tracedb computes in Python before it runs (COMPUTED)
-    shared: list[str] = field(default_factory=list)  # "-- Shared: VIEW, ...": kept for its traces while it runs
 
     def section(self, name: str) -> Section:
         """The section of that name, or a TracedbError listing those there are."""
@@ -245,7 +245,7 @@ def _shared(report: Report, section: Section, value: str) -> None:
     views = [v.strip() for v in value.split("  ", 1)[0].split(",")]
     if not all(re.fullmatch(r"[a-z_][a-z0-9_]*", v) for v in views):
         raise ValueError("expected 'Shared: VIEW, VIEW  why' (names of views)")
-    report.shared = views
+    section.shared = views
 
 
 def _example(report: Report, section: Section, value: str) -> None:
@@ -286,7 +286,7 @@ KEYS: dict[str, Key] = {
                   "traces alone (trace and vs; every trace when trace is NULL): while it runs, each is computed once "
                   "for those traces into a temporary table of the same name, which its SQL then reads in the "
                   "view's place; a cache, so the SQL pasted into a DuckDB shell gives the same rows",
-                  "Shared: VIEW, VIEW  why"),
+                  "Shared: VIEW, VIEW  why", any_section=True),
     "strips": Key(_set("strips"), "its HTML page (and a notebook's) draws the timeline strips of its traces "
                   "(tracedb.strips)", "Strips: what they show"),
     "chart": Key(lambda report, section, value: section.charts.append(_chart("Chart: " + value)),
@@ -680,26 +680,28 @@ def run(con: duckdb.DuckDBPyConnection, report: Report, values: dict[str, Any],
         section: str | None = None) -> list[tuple[Section, list[str], list[tuple]]]:
     """Run every section of a report, or the one named; returns each section run with its column
     names and rows."""
-    with shared(con, report, values):
+    chosen = [s for s in report.sections if section in (None, s.name)]
+    with shared(con, report, chosen, values):
         compute(con, report, values)
-        return [(s, *_execute(con, report, s.sql, values)) for s in report.sections if section in (None, s.name)]
+        return [(s, *_execute(con, report, s.sql, values)) for s in chosen]
 
 
 @contextlib.contextmanager
-def shared(con: duckdb.DuckDBPyConnection, report: Report, values: dict[str, Any]):
-    """While a report runs, each view its header shares (Shared:) as a temporary table of the same
-    name, holding the view's rows of the report's traces (trace and vs; every trace when trace is
-    NULL). DuckDB looks temporary objects up first, so the report's SQL, and the views it reads,
-    read the table; each reading of the view would plan it again (why's SQL reads step_windows
-    eleven times: half its time). Dropped when the report ends, however it ends."""
+def shared(con: duckdb.DuckDBPyConnection, report: Report, sections: list[Section], values: dict[str, Any]):
+    """While a report runs, each view its sections to run share (Shared:) as a temporary table of
+    the same name, holding the view's rows of the report's traces (trace and vs; every trace when
+    trace is NULL). DuckDB looks temporary objects up first, so the report's SQL, and the views it
+    reads, read the table; each reading of the view would plan it again (why's SQL reads
+    step_windows eleven times: half its time). Dropped when the report ends, however it ends."""
+    views = list(dict.fromkeys(v for s in sections for v in s.shared))
     wanted = [] if values.get("trace") is None else [
         v for v in (values.get("trace"), *_listed(values.get("vs"))) if v is not None]
     made = []
     try:
-        for view in report.shared:
-            _execute(con, report, f"CREATE OR REPLACE TEMP TABLE {view} AS SELECT * FROM {view} "
-                     "WHERE len($__wanted) = 0 OR trace_id IN (SELECT trace_id FROM traces, unnest($__wanted) AS w(want) "
-                     "WHERE is_trace(name, trace_id, want))", {"__wanted": wanted})
+        for view in views:
+            _statement(con, report, f"CREATE OR REPLACE TEMP TABLE {view} AS SELECT * FROM {view} "
+                       "WHERE len($__wanted) = 0 OR trace_id IN (SELECT trace_id FROM traces, unnest($__wanted) AS w(want) "
+                       "WHERE is_trace(name, trace_id, want))", {"__wanted": wanted})
             made.append(view)
         yield
     finally:
@@ -726,7 +728,7 @@ def run_by_limit(con: duckdb.DuckDBPyConnection, report: Report, values: dict[st
     row (why), in one query a section: the section's SQL joined laterally to the limits, so that
     its work that does not depend on the limit (all of why's but the choice of findings) is done
     once. Returns each limit's sections as run() does (only: the one section to run, if any)."""
-    with shared(con, report, values):
+    with shared(con, report, [s for s in report.sections if only in (None, s.name)], values):
         return _run_by_limit(con, report, values, limits, only)
 
 
@@ -758,8 +760,15 @@ def _run_by_limit(con: duckdb.DuckDBPyConnection, report: Report, values: dict[s
 
 def _execute(con: duckdb.DuckDBPyConnection, report: Report, sql: str,
              values: dict[str, Any]) -> tuple[list[str], list[tuple]]:
+    cur = _statement(con, report, sql, values)
+    return [d[0] for d in cur.description], cur.fetchall()
+
+
+def _statement(con: duckdb.DuckDBPyConnection, report: Report, sql: str,
+               values: dict[str, Any]) -> duckdb.DuckDBPyConnection:
+    """Run one statement of a report; its errors said as the report's."""
     try:
-        cur = con.execute(sql, store.used_params(sql, values))
+        return con.execute(sql, store.used_params(sql, values))
     except duckdb.Error as exc:
         reraise_interrupt(exc)
         if is_damage(exc):  # the database's fault, not the report's: said with its name
@@ -767,7 +776,6 @@ def _execute(con: duckdb.DuckDBPyConnection, report: Report, sql: str,
         # error() in a report's SQL raises Invalid Input: its message is meant for the user as is
         message = " ".join(str(exc).split()).removeprefix("Invalid Input Error: ")
         raise TracedbError(f"report {report.name}: {message}") from None
-    return [d[0] for d in cur.description], cur.fetchall()
 
 
 # -- One way through: a report's name and what was given become a Bound (routed, bound, checked

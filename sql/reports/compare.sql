@@ -4,7 +4,6 @@
 -- cpu_op that issues each and the kernels behind the time.
 -- Chart: op -> a_total_ns,b_total_ns  Time per operation, A and B side by side
 -- Strips: A's slowest and typical step above B's (or -p step=N): streams and idle gaps
--- Shared: step_windows, device_activity  read by its why, wall-clock and steps sections, many times each
 -- Example: tracedb report compare --trace h100_bert-small --vs mi300_bert-small
 -- Parameters:
 --   trace = NULL   trace A (name or #id)
@@ -53,6 +52,7 @@ ORDER BY list_position(['A slower', 'A faster', 'within 10%', 'only A', 'only B'
 -- Shown: first
 -- What to fix first: the causes of the wall-clock gap ranked by the time at stake (the report why,
 -- with its defaults: gaps of 20 µs and more told apart, twelve findings before the remainder).
+-- Shared: step_windows, device_activity  read by the findings many times each
 -- Columns:
 --   rank         id               1 first: the largest time at stake; the remainder last
 --   kind         text             the finding's kind (see tracedb report why)
@@ -72,6 +72,7 @@ ORDER BY rank;
 -- parts add up to the gap of the spans, so the largest gaps say where the wall-clock difference
 -- comes from. With --phase: the steps of that phase.
 -- Chart: part -> a_ns,b_ns  Wall-clock time by part, A and B side by side
+-- Shared: step_windows, device_activity  read by the GPU timeline of each side
 -- Columns:
 --   part        text             span (the whole), idle, an operation, overlap (kernels at once), exposed memcpy
 --   a_ns        duration         A's time in the part

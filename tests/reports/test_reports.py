@@ -149,7 +149,7 @@ def test_a_header_key_is_one_entry_of_the_keys_table(tmp_path, monkeypatch):
     assert reports.parse(path).summary == "Mine. Team: the efficiency team"
 
 
-SHARING = sorted(n for n, r in AVAILABLE.items() if r.shared)
+SHARING = sorted(n for n, r in AVAILABLE.items() if any(s.shared for s in r.sections))
 
 
 @pytest.mark.parametrize("db, name, trace, vs", [
@@ -164,9 +164,10 @@ def test_a_shared_view_is_a_cache_and_changes_no_row(request, db, name, trace, v
     reading the views themselves, and no temporary table outlives the run, even one that fails."""
     assert SHARING == ["compare", "host-frames", "why"]  # each report that shares is a case above
     bound = reports.prepare(name, {"trace": trace, "vs": vs})
-    unshared = dataclasses.replace(bound, report=dataclasses.replace(bound.report, shared=[]))
+    unshared = dataclasses.replace(bound, report=dataclasses.replace(
+        bound.report, sections=[dataclasses.replace(s, shared=[]) for s in bound.report.sections]))
     failing = dataclasses.replace(bound, report=dataclasses.replace(bound.report, sections=[
-        reports.Section("main", "", "SELECT error('stopped mid-report')")]))
+        reports.Section("main", "", "SELECT error('stopped mid-report')", shared=["step_windows"])]))
     with read_only(request.getfixturevalue(db)) as con:
         temporary = "SELECT count(*) FROM duckdb_tables() WHERE temporary"
         kept = bound.run(con)
@@ -185,7 +186,7 @@ def test_a_shared_view_is_named(tmp_path):
     with pytest.raises(reports.TracedbError, match=r"line 3: expected 'Shared: VIEW, VIEW  why'"):
         reports.parse(path)
     path.write_text(path.read_text().replace("step windows", "step_windows, device_activity"))
-    assert reports.parse(path).shared == ["step_windows", "device_activity"]
+    assert reports.parse(path).sections[0].shared == ["step_windows", "device_activity"]
 
 
 def test_a_parameter_takes_values_of_its_kind(tmp_path):
