@@ -10,7 +10,9 @@
 -- Derives kernel_facts and python_stacks of one trace ($trace_id) from the live definitions in
 -- sql/modules (_kernel_ops_live, _kernel_phases_live, _launch_leaves_live, _stack_frames_of,
 -- _launch_stack_keys_of, _open_stacks_of, _kernel_layers_live, _kernel_order_live).
--- Runs inside the load transaction, and again for every trace when rules or views change.
+-- Runs inside the load transaction, and again for every trace when rules or views change; a trace
+-- without kernels (an AIE or TensorCast trace, a CPU-only profile) has neither, so it is skipped.
+-- When: EXISTS (SELECT 1 FROM kernels k WHERE k.trace_id = traces.trace_id)
 
 DELETE FROM kernel_facts WHERE trace_id = $trace_id;
 

@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from conftest import KINETO, load
+from conftest import FIXTURES, KINETO, load
 from tracedb import db, facts, modules, sqlfiles
 from tracedb.errors import TracedbError
 
@@ -112,8 +112,11 @@ def test_a_change_re_derives_only_what_reads_it(tmp_path, monkeypatch, module, d
 
 def test_a_derivation_file_says_when_it_applies(con, tmp_path):
     """Each file of sql/derive/ runs for the traces its header's When line names: the AIE kernel
-    runs for an mlir-aie trace only, the kernel facts for every trace."""
-    assert dict(facts.derivations()) == {"aie_kernels.sql": "format = 'mlir-aie'", "kernel_facts.sql": None}
+    runs for an mlir-aie trace only, the kernel facts for every trace with kernels (an AIE trace,
+    whose kernel runs are tiles' events, has none)."""
+    assert dict(facts.derivations()) == {
+        "aie_kernels.sql": "format = 'mlir-aie'",
+        "kernel_facts.sql": "EXISTS (SELECT 1 FROM kernels k WHERE k.trace_id = traces.trace_id)"}
     ran = []
     real = facts.store.run_file
 
@@ -122,10 +125,16 @@ def test_a_derivation_file_says_when_it_applies(con, tmp_path):
         return real(c, rel, params)
 
     trace = load(con, KINETO[3])
+    aie = load(con, FIXTURES / "aie" / "mlir-aie_parse-trace_test1.json")
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(facts.store, "run_file", spy)
         facts.derive(con, trace.trace_id)
-    assert "derive/kernel_facts.sql" in ran and "derive/aie_kernels.sql" not in ran
+        assert ran == ["derive/kernel_facts.sql"]
+        ran.clear()
+        facts.derive(con, aie.trace_id)
+        assert ran == ["derive/aie_kernels.sql"]
+    assert con.execute("SELECT count(*) FROM kernels WHERE trace_id = ?", [aie.trace_id]).fetchone()[0] == 0
+    assert con.execute("SELECT count(*) FROM aie_kernels WHERE trace_id = ?", [aie.trace_id]).fetchone()[0] > 0
 
 
 def test_the_macros_the_rules_rewrite_are_marked_generated():
