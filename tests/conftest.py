@@ -234,13 +234,23 @@ def last_line(printed: bytes) -> str:
 
 
 def big_kineto_trace(path: Path, events: int = 150_000) -> Path:
-    """About 40 MB of Kineto-shaped cpu_ops with shape args (per 150,000 events): a load of a
-    second or more."""
+    """About 30 MB of Kineto-shaped events per 150,000: cpu_ops with shape args, each launching a
+    kernel through a runtime call, a third of the events each (a load of a second or more, every
+    stage of it, the derivation of the kernels' facts included)."""
+    names = ["ampere_sgemm_128x64_nn", "void at::native::vectorized_elementwise_kernel<4>", "void softmax_warp_forward"]
     with open(path, "w") as f:
         f.write('{"schemaVersion": 1, "traceEvents": [\n')
         for i in range(events):
-            ev = {"ph": "X", "cat": "cpu_op", "name": f"aten::op{i % 97}", "pid": 1, "tid": 1, "ts": i * 3 + 0.125,
-                  "dur": 2, "args": {"External id": i, "Input Dims": [[], [8, 128], []], "Input type": ["", "float"]}}
+            j, kind = divmod(i, 3)
+            if kind == 0:
+                ev = {"ph": "X", "cat": "cpu_op", "name": f"aten::op{j % 97}", "pid": 1, "tid": 1, "ts": j * 9 + 0.125,
+                      "dur": 6, "args": {"External id": j, "Input Dims": [[], [8, 128], []], "Input type": ["", "float"]}}
+            elif kind == 1:
+                ev = {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                      "ts": j * 9 + 1.125, "dur": 2, "args": {"External id": j, "correlation": j}}
+            else:
+                ev = {"ph": "X", "cat": "kernel", "name": names[j % 3], "pid": 0, "tid": 7, "ts": j * 9 + 4,
+                      "dur": 4, "args": {"External id": j, "correlation": j, "device": 0, "stream": 7}}
             f.write(("  " if i == 0 else ",\n  ") + json.dumps(ev))
         f.write("\n]}")
     return path
