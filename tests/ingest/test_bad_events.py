@@ -48,22 +48,32 @@ CASES = {
 }
 
 
+@pytest.fixture(scope="module")
+def loads(tmp_path_factory):
+    """One database for the module's many loads of a few events (each its own trace, named for its
+    test): they pay for loading, not for a new database each."""
+    with open_db(tmp_path_factory.mktemp("bad-events") / "t.duckdb") as con:
+        yield con
+
+
+def _rows(con, table: str, columns: str, trace_id: int) -> list[tuple]:
+    return con.execute(f"SELECT {columns} FROM {table} WHERE trace_id = ? ORDER BY 1", [trace_id]).fetchall()
+
+
 @pytest.mark.parametrize("pretty", [True, False], ids=["pretty", "compact"])
 @pytest.mark.parametrize("case", list(CASES))
-def test_a_bad_event_costs_that_event_only(tmp_path, case, pretty):
+def test_a_bad_event_costs_that_event_only(loads, tmp_path, case, pretty):
     bad, reason = CASES[case]
-    path = tmp_path / "t.json"
+    path = tmp_path / f"{tmp_path.name}.json"
     _write(path, [_event("a"), _event("b"), bad, _event("c", "3"), _event("d", "4")], pretty)
-    with open_db(tmp_path / "t.duckdb") as con:
-        out = load(con, path)
-        assert (out.events, out.rejected, out.complete) == (5, 1, True)
-        assert con.execute("SELECT kernel_id, name FROM kernels ORDER BY kernel_id").fetchall() == [
-            (0, "a"), (1, "b"), (3, "c"), (4, "d")]
-        event_id, why, raw = con.execute("SELECT event_id, reason, raw FROM rejected_events").fetchone()
-        assert event_id == 2 and why.startswith(reason), why
-        if why.startswith("malformed"):  # the text as read, not a re-encoding
-            assert raw == bad.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-            assert out.problem.startswith("1 malformed event(s) set aside, the rest read (first: event 2, ")
+    out = load(loads, path)
+    assert (out.events, out.rejected, out.complete) == (5, 1, True)
+    assert _rows(loads, "kernels", "kernel_id, name", out.trace_id) == [(0, "a"), (1, "b"), (3, "c"), (4, "d")]
+    [(event_id, why, raw)] = _rows(loads, "rejected_events", "event_id, reason, raw", out.trace_id)
+    assert event_id == 2 and why.startswith(reason), why
+    if why.startswith("malformed"):  # the text as read, not a re-encoding
+        assert raw == bad.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        assert out.problem.startswith("1 malformed event(s) set aside, the rest read (first: event 2, ")
 
 
 def test_valid_surrogate_pairs_and_escaped_backslashes_are_kept(con, tmp_path):
@@ -233,7 +243,7 @@ MALFORMED = {case: CASES[case] for case in ("raw NUL", "lone surrogate", "missin
 @pytest.mark.parametrize("entry", NON_OBJECTS)
 @pytest.mark.parametrize("case", list(MALFORMED))
 @pytest.mark.parametrize("order", ["entry first", "bad first", "side by side"])
-def test_mixed_bad_entries_in_one_window_cost_themselves_only(tmp_path, case, entry, pretty, order):
+def test_mixed_bad_entries_in_one_window_cost_themselves_only(loads, tmp_path, case, entry, pretty, order):
     """A non-object entry and a malformed event in the same salvage window: each set aside alone
     with its own reason and index, every good event loaded with its own."""
     bad, reason = MALFORMED[case]
@@ -243,19 +253,18 @@ def test_mixed_bad_entries_in_one_window_cost_themselves_only(tmp_path, case, en
         events = [_event("a"), bad, _event("b"), entry, _event("c", "3"), _event("d", "4")]
     else:
         events = [_event("a"), _event("b"), bad, entry, _event("c", "3"), _event("d", "4")]
-    path = tmp_path / "t.json"
+    path = tmp_path / f"{tmp_path.name}.json"
     _write(path, events, pretty)
-    with open_db(tmp_path / "t.duckdb") as con:
-        out = load(con, path)
-        assert (out.events, out.rejected, out.complete) == (6, 2, True)
-        expected = [(events.index(e), n) for e, n in zip(
-            [e for e in events if e.startswith('{"ph"') and e != bad], "abcd")]
-        assert con.execute("SELECT kernel_id, name FROM kernels ORDER BY kernel_id").fetchall() == expected
-        rejected = con.execute("SELECT event_id, reason FROM rejected_events ORDER BY event_id").fetchall()
-        assert [r[0] for r in rejected] == sorted([events.index(bad), events.index(entry)])
-        reasons = dict(rejected)
-        assert reasons[events.index(bad)].startswith(reason), reasons
-        assert reasons[events.index(entry)] == "event is not a JSON object"
+    out = load(loads, path)
+    assert (out.events, out.rejected, out.complete) == (6, 2, True)
+    expected = [(events.index(e), n) for e, n in zip(
+        [e for e in events if e.startswith('{"ph"') and e != bad], "abcd")]
+    assert _rows(loads, "kernels", "kernel_id, name", out.trace_id) == expected
+    rejected = _rows(loads, "rejected_events", "event_id, reason", out.trace_id)
+    assert [r[0] for r in rejected] == sorted([events.index(bad), events.index(entry)])
+    reasons = dict(rejected)
+    assert reasons[events.index(bad)].startswith(reason), reasons
+    assert reasons[events.index(entry)] == "event is not a JSON object"
 
 
 @pytest.mark.parametrize("pretty", [True, False], ids=["pretty", "compact"])
