@@ -688,30 +688,25 @@ def run(con: duckdb.DuckDBPyConnection, report: Report, values: dict[str, Any],
 
 @contextlib.contextmanager
 def shared(con: duckdb.DuckDBPyConnection, report: Report, sections: list[Section], values: dict[str, Any]):
-    """While a report runs, each view its sections to run share (Shared:) as a temporary table of
-    the same name, holding the view's rows of the report's traces (trace and vs; every trace when
-    trace is NULL). DuckDB looks temporary objects up first, so the report's SQL, and the views it
-    reads, read the table; each reading of the view would plan it again (why's SQL reads
-    step_windows eleven times: half its time). Dropped when the report ends, however it ends."""
+    """While a report runs, the views its sections to run share (Shared:) as tables of their rows
+    of its traces (trace and vs; every trace when trace is NULL): store.shadowed."""
     views = list(dict.fromkeys(v for s in sections for v in s.shared))
-    wanted = [] if values.get("trace") is None else [
-        v for v in (values.get("trace"), *_listed(values.get("vs"))) if v is not None]
-    made = []
-    try:
-        for view in views:
-            _statement(con, report, f"CREATE OR REPLACE TEMP TABLE {view} AS SELECT * FROM {view} "
-                       "WHERE len($__wanted) = 0 OR trace_id IN (SELECT trace_id FROM traces, unnest($__wanted) AS w(want) "
-                       "WHERE is_trace(name, trace_id, want))", {"__wanted": wanted})
-            made.append(view)
+    if not views:
         yield
-    finally:
-        for view in reversed(made):
-            with contextlib.suppress(duckdb.Error):  # a connection an interrupt or a fatal error ended
-                con.execute(f"DROP TABLE IF EXISTS temp.{view}")
-
-
-def _listed(value: Any) -> list[Any]:
-    return list(value) if isinstance(value, (list, tuple)) else [value]
+        return
+    wanted = None if values.get("trace") is None else [
+        v for v in (values.get("trace"), *(values["vs"] if isinstance(values.get("vs"), list) else [values.get("vs")]))
+        if v is not None]
+    stack = contextlib.ExitStack()
+    try:  # an error making the tables is the report's (an error of the run below is its own)
+        ids = None if wanted is None else con.execute(
+            "SELECT coalesce(list(DISTINCT trace_id), []) FROM traces, unnest($wanted) AS w(want) "
+            "WHERE is_trace(name, trace_id, want)", {"wanted": wanted}).fetchone()[0]
+        stack.enter_context(store.shadowed(con, views, ids))
+    except duckdb.Error as exc:
+        _raise_as_report(report, exc)
+    with stack:
+        yield
 
 
 def compute(con: duckdb.DuckDBPyConnection, report: Report, values: dict[str, Any]) -> None:
@@ -760,22 +755,20 @@ def _run_by_limit(con: duckdb.DuckDBPyConnection, report: Report, values: dict[s
 
 def _execute(con: duckdb.DuckDBPyConnection, report: Report, sql: str,
              values: dict[str, Any]) -> tuple[list[str], list[tuple]]:
-    cur = _statement(con, report, sql, values)
+    try:
+        cur = con.execute(sql, store.used_params(sql, values))
+    except duckdb.Error as exc:
+        _raise_as_report(report, exc)
     return [d[0] for d in cur.description], cur.fetchall()
 
 
-def _statement(con: duckdb.DuckDBPyConnection, report: Report, sql: str,
-               values: dict[str, Any]) -> duckdb.DuckDBPyConnection:
-    """Run one statement of a report; its errors said as the report's."""
-    try:
-        return con.execute(sql, store.used_params(sql, values))
-    except duckdb.Error as exc:
-        reraise_interrupt(exc)
-        if is_damage(exc):  # the database's fault, not the report's: said with its name
-            raise
-        # error() in a report's SQL raises Invalid Input: its message is meant for the user as is
-        message = " ".join(str(exc).split()).removeprefix("Invalid Input Error: ")
-        raise TracedbError(f"report {report.name}: {message}") from None
+def _raise_as_report(report: Report, exc: duckdb.Error) -> None:
+    reraise_interrupt(exc)
+    if is_damage(exc):  # the database's fault, not the report's: said with its name
+        raise exc
+    # error() in a report's SQL raises Invalid Input: its message is meant for the user as is
+    message = " ".join(str(exc).split()).removeprefix("Invalid Input Error: ")
+    raise TracedbError(f"report {report.name}: {message}") from None
 
 
 # -- One way through: a report's name and what was given become a Bound (routed, bound, checked

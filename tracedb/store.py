@@ -1,8 +1,9 @@
 """The bottom of tracedb's house: what every layer above does with a DuckDB connection.
 
 Transactions (one per load, rolled back whole, a fatal error turned into one line), settings changed
-for a block and put back, SQL files run with their parameters and their doc blocks turned into
-COMMENTs, and the packaged empty database a new file is copied from. The analysis (tracedb.rules,
+for a block and put back, views computed once for a block (shadowed by temporary tables), SQL files
+run with their parameters and their doc blocks turned into COMMENTs, and the packaged empty
+database a new file is copied from. The analysis (tracedb.rules,
 tracedb.facts) and the opening of a database (tracedb.db) build on this; it imports none of them.
 """
 
@@ -180,6 +181,26 @@ def _raise_fatal(con: duckdb.DuckDBPyConnection, exc: duckdb.Error, failure: str
             raise exc
         raise TracedbError(f"{failure}: {one_line(exc)}; the database opens again with every trace "
                            "committed (free some space and load the file again)") from None
+
+
+@contextlib.contextmanager
+def shadowed(con: duckdb.DuckDBPyConnection, views: list[str], trace_ids: list[int] | None):
+    """While the block runs, each view as a temporary table of the same name holding the view's
+    rows of trace_ids (None: every trace), computed once. DuckDB looks temporary objects up first,
+    so every query of the block, and every view it reads, reads the table: each reading of a view
+    plans it again (why's findings read step_windows eleven times: half their time). The block
+    must read those views for trace_ids alone. Dropped when the block ends, however it ends."""
+    made = []
+    try:
+        for view in views:
+            con.execute(f"CREATE OR REPLACE TEMP TABLE {view} AS SELECT * FROM {view} "
+                        "WHERE $ids IS NULL OR list_contains($ids, trace_id)", {"ids": trace_ids})
+            made.append(view)
+        yield
+    finally:
+        for view in reversed(made):
+            with contextlib.suppress(duckdb.Error):  # a connection an interrupt or a fatal error ended
+                con.execute(f"DROP TABLE IF EXISTS temp.{view}")
 
 
 def run_script(con: duckdb.DuckDBPyConnection, text: str) -> None:
