@@ -74,10 +74,10 @@ def export(con: duckdb.DuckDBPyConnection, trace: str, out: Path, *, step: int |
            phase: str | None = None, min_gap_us: float = 20) -> PerfettoExport:
     """Write the window of trace to out (replaced whole, or not at all)."""
     trace_id, name = traces.find(con, trace)
-    lo, hi = window_of(con, trace_id, step, phase)
-    # the findings and the window read the trace's step windows and device activity many times:
-    # computed once (why_findings alone took 0.9 s, half of it planning them again and again)
+    # the window, the findings and the events read the trace's step windows and device activity
+    # many times: computed once (why_findings alone took 0.9 s, half of it planning them again)
     with store.shadowed(con, ["step_windows", "device_activity"], [trace_id]):
+        lo, hi = window_of(con, trace_id, step, phase)
         findings = _findings(con, trace_id, phase, min_gap_us)  # once the window is known to hold something
         rows = con.execute("SELECT ph, cat, name, pid, tid, ts_ns, dur_ns, id, bp, args FROM "
                            "perfetto_window(?, ?, ?, ?) ORDER BY sort, ts_ns NULLS FIRST",

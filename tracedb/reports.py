@@ -28,7 +28,7 @@ table rather than in it (csv and json keep it as a column),
 table or markdown shows only with --wide (csv, json and html always have it).
 
 The other lines of a header, `-- Word: value` (Example, Alias, Alone, Rows, Limit, Computed,
-Strips, Chart, Shown), are the table KEYS below: what each does, and its form. A report may print
+Shared, Strips, Chart, Shown), are the table KEYS below: what each does, and its form. A report may print
 several tables: each further SELECT starts with its own header,
 
     -- Section: summary
@@ -53,7 +53,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 import duckdb
 
@@ -681,27 +681,27 @@ def run(con: duckdb.DuckDBPyConnection, report: Report, values: dict[str, Any],
     """Run every section of a report, or the one named; returns each section run with its column
     names and rows."""
     chosen = [s for s in report.sections if section in (None, s.name)]
-    with shared(con, report, chosen, values):
+    with shadowing(con, report, chosen, values):
         compute(con, report, values)
         return [(s, *_execute(con, report, s.sql, values)) for s in chosen]
 
 
 @contextlib.contextmanager
-def shared(con: duckdb.DuckDBPyConnection, report: Report, sections: list[Section], values: dict[str, Any]):
+def shadowing(con: duckdb.DuckDBPyConnection, report: Report, sections: list[Section], values: dict[str, Any]):
     """While a report runs, the views its sections to run share (Shared:) as tables of their rows
     of its traces (trace and vs; every trace when trace is NULL): store.shadowed."""
     views = list(dict.fromkeys(v for s in sections for v in s.shared))
     if not views:
         yield
         return
-    wanted = None if values.get("trace") is None else [
-        v for v in (values.get("trace"), *(values["vs"] if isinstance(values.get("vs"), list) else [values.get("vs")]))
-        if v is not None]
     stack = contextlib.ExitStack()
     try:  # an error making the tables is the report's (an error of the run below is its own)
-        ids = None if wanted is None else con.execute(
-            "SELECT coalesce(list(DISTINCT trace_id), []) FROM traces, unnest($wanted) AS w(want) "
-            "WHERE is_trace(name, trace_id, want)", {"wanted": wanted}).fetchone()[0]
+        # the traces as the report's SQL finds them: trace and vs each bound alone (a name, a #id
+        # or an id), as its $trace and $vs are
+        ids = None if values.get("trace") is None else con.execute(
+            "SELECT coalesce(list(DISTINCT trace_id), []) FROM traces "
+            "WHERE is_trace(name, trace_id, $trace) OR ($vs IS NOT NULL AND is_trace(name, trace_id, $vs))",
+            {"trace": values["trace"], "vs": values.get("vs")}).fetchone()[0]
         stack.enter_context(store.shadowed(con, views, ids))
     except duckdb.Error as exc:
         _raise_as_report(report, exc)
@@ -723,7 +723,7 @@ def run_by_limit(con: duckdb.DuckDBPyConnection, report: Report, values: dict[st
     row (why), in one query a section: the section's SQL joined laterally to the limits, so that
     its work that does not depend on the limit (all of why's but the choice of findings) is done
     once. Returns each limit's sections as run() does (only: the one section to run, if any)."""
-    with shared(con, report, [s for s in report.sections if only in (None, s.name)], values):
+    with shadowing(con, report, [s for s in report.sections if only in (None, s.name)], values):
         return _run_by_limit(con, report, values, limits, only)
 
 
@@ -762,7 +762,7 @@ def _execute(con: duckdb.DuckDBPyConnection, report: Report, sql: str,
     return [d[0] for d in cur.description], cur.fetchall()
 
 
-def _raise_as_report(report: Report, exc: duckdb.Error) -> None:
+def _raise_as_report(report: Report, exc: duckdb.Error) -> NoReturn:
     reraise_interrupt(exc)
     if is_damage(exc):  # the database's fault, not the report's: said with its name
         raise exc

@@ -189,13 +189,22 @@ def shadowed(con: duckdb.DuckDBPyConnection, views: list[str], trace_ids: list[i
     rows of trace_ids (None: every trace), computed once. DuckDB looks temporary objects up first,
     so every query of the block, and every view it reads, reads the table: each reading of a view
     plans it again (why's findings read step_windows eleven times: half their time). The block
-    must read those views for trace_ids alone. Dropped when the block ends, however it ends."""
+    must read those views for trace_ids alone. Dropped when the block ends, however it ends; a
+    temporary object of that name already there (a user's, or one a second Ctrl-C left) is refused
+    in one line rather than read or replaced."""
+    there = [r[0] for r in con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE temporary AND list_contains($views, table_name) "
+        "UNION ALL SELECT view_name FROM duckdb_views() WHERE temporary AND list_contains($views, view_name)",
+        {"views": views}).fetchall()]
+    if there:
+        raise TracedbError(f"a temporary table or view {there[0]} hides tracedb's view on this connection; "
+                           f"drop it (DROP TABLE temp.{there[0]}) or use a connection of its own")
     made = []
     try:
         for view in views:
-            con.execute(f"CREATE OR REPLACE TEMP TABLE {view} AS SELECT * FROM {view} "
+            made.append(view)  # dropped if there, whenever the creation stops
+            con.execute(f"CREATE TEMP TABLE {view} AS SELECT * FROM {view} "
                         "WHERE $ids IS NULL OR list_contains($ids, trace_id)", {"ids": trace_ids})
-            made.append(view)
         yield
     finally:
         for view in reversed(made):

@@ -6,6 +6,7 @@ import csv
 import dataclasses
 import io
 import json
+import re
 
 import pytest
 
@@ -152,6 +153,14 @@ def test_a_header_key_is_one_entry_of_the_keys_table(tmp_path, monkeypatch):
 SHARING = sorted(n for n, r in AVAILABLE.items() if any(s.shared for s in r.sections))
 
 
+# what a report sees while it runs: the temporary tables standing in for views, and the traces of
+# the two views it shares
+SEEN = ("SELECT error('seen: ' || (SELECT string_agg(table_name, ',' ORDER BY table_name) FROM duckdb_tables() "
+        "WHERE temporary) || ' of ' || " + " || ' and ' || ".join(
+            f"coalesce((SELECT string_agg(DISTINCT t.name, '+' ORDER BY t.name) FROM {view} JOIN traces t "
+            "USING (trace_id)), 'none')" for view in ("device_activity", "step_windows")) + ")")
+
+
 @pytest.mark.parametrize("db, name, trace, vs", [
     *[("fixture_db", n, "h100_bert-small", "mi300_bert-small") for n in SHARING],
     ("fixture_db", "why", "mi300_vllm_decode_hipgraph", None),  # a graph replay alone, against its ideal
@@ -161,23 +170,56 @@ SHARING = sorted(n for n, r in AVAILABLE.items() if any(s.shared for s in r.sect
 def test_a_shared_view_is_a_cache_and_changes_no_row(request, db, name, trace, vs):
     """The views a report shares (Shared:) are computed for its traces alone: on a database of
     other traces (a replay's capture among them) every section's rows are those its SQL gives
-    reading the views themselves, and no temporary table outlives the run, even one that fails."""
+    reading the views themselves, by run() and by run_by_limit() alike, and no temporary table
+    outlives the run, even one that fails."""
     assert SHARING == ["compare", "host-frames", "why"]  # each report that shares is a case above
     bound = reports.prepare(name, {"trace": trace, "vs": vs})
     unshared = dataclasses.replace(bound, report=dataclasses.replace(
         bound.report, sections=[dataclasses.replace(s, shared=[]) for s in bound.report.sections]))
     failing = dataclasses.replace(bound, report=dataclasses.replace(bound.report, sections=[
-        reports.Section("main", "", "SELECT error('stopped mid-report')", shared=["step_windows"])]))
+        reports.Section("main", "", SEEN, shared=["device_activity", "step_windows"])]))
     with read_only(request.getfixturevalue(db)) as con:
         temporary = "SELECT count(*) FROM duckdb_tables() WHERE temporary"
         kept = bound.run(con)
         assert con.execute(temporary).fetchone()[0] == 0
-        with pytest.raises(reports.TracedbError, match="stopped mid-report"):
+        sides = "+".join(sorted(n for n in (trace, vs) if n))
+        with pytest.raises(reports.TracedbError, match=re.escape(f"seen: device_activity,step_windows of {sides} and {sides}") + "$"):
             failing.run(con)
         assert con.execute(temporary).fetchone()[0] == 0
         read = unshared.run(con)
+        if bound.report.limit_folds:  # how a terminal runs why: each limit's sections in one query
+            by_limit = bound.run_by_limit(con, [3, 12])
+            assert by_limit[12].main.rows == unshared.run_by_limit(con, [3, 12])[12].main.rows
     assert {k: s.rows for k, s in kept.sections.items()} == {k: s.rows for k, s in read.sections.items()}
     assert kept.main.rows
+
+
+@pytest.mark.parametrize("given", [{"trace": "h100_bert-small", "vs": "mi300_bert-small"},
+                                   {"trace": "#{a}", "vs": "mi300_bert-small"}, {"trace": "{a}", "vs": "#{b}"}])
+def test_shared_views_hold_the_traces_however_they_are_named(fixture_db, given):
+    """A name, a #id or an id (from Python) names the same trace to the shared views as to the
+    report's SQL."""
+    with read_only(fixture_db) as con:
+        ids = dict(con.execute("SELECT name, trace_id FROM traces").fetchall())
+        values = {k: v.format(a=ids["h100_bert-small"], b=ids["mi300_bert-small"]) for k, v in given.items()}
+        values = {k: int(v) if v.isdigit() else v for k, v in values.items()}
+        bound = reports.prepare("why", values)
+        seeing = dataclasses.replace(bound, report=dataclasses.replace(bound.report, sections=[
+            reports.Section("main", "", SEEN, shared=["device_activity", "step_windows"])]))
+        pair = "h100_bert-small+mi300_bert-small"
+        with pytest.raises(reports.TracedbError, match=re.escape(f"seen: device_activity,step_windows of {pair} and {pair}") + "$"):
+            seeing.run(con)
+
+
+def test_a_temporary_table_of_a_shared_view_s_name_is_refused_not_replaced(fixture_db):
+    """A table of the user's own on the connection, named as a view a report shares, is neither read
+    in the view's place nor replaced: one line says so, and the table stays."""
+    with read_only(fixture_db) as con:
+        con.execute("CREATE TEMP TABLE device_activity AS SELECT 42 AS mine")
+        with pytest.raises(reports.TracedbError, match="a temporary table or view device_activity hides"):
+            reports.prepare("why", {"trace": "h100_bert-small", "vs": "mi300_bert-small"}).run(con)
+        assert con.execute("SELECT * FROM temp.device_activity").fetchall() == [(42,)]
+        assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary").fetchone()[0] == 1
 
 
 def test_a_shared_view_is_named(tmp_path):
